@@ -1,0 +1,3 @@
+from beanpod.cli import main
+
+main()

@@ -1,0 +1,555 @@
+"""The engine: every queue operation, synchronous, with `now` (integer ms) passed in.
+
+Dialects call these operations; `tick(now)` fires due timers and returns the next
+deadline for the server's ticker. No I/O, no clocks: effects leave through the
+`journal` and `events` seams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from beanpod.core.conn import Conn
+from beanpod.core.job import URGENT_PRIORITY, Job, JobState
+from beanpod.core.journal import EventSink, Journal
+from beanpod.core.stats import Counters
+from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
+from beanpod.core.tube import Tube
+from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, Deliver, ReserveOutcome, Waiter
+
+DEFAULT_TUBE = "default"
+SAFETY_MARGIN_MS = 1000  # the last second of a reservation (DEADLINE_SOON)
+
+READY, DELAYED, RESERVED, BURIED = JobState
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.jobs: dict[int, Job] = {}
+        self.tubes: dict[str, Tube] = {}
+        self.tube_list: list[Tube] = []  # list-tubes order (beanstalkd's swap-remove array)
+        self.timers = TimerHeap()
+        self.counts = Counters()
+        self.next_id = 1
+        self.next_conn_id = 1
+        self.draining = False
+        self.journal: Journal | None = None
+        self.events: EventSink | None = None
+        # What each timer kind does when due; extensions register their own kinds.
+        self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
+            DELAY_DUE: self._delay_due,
+            TTR_EXPIRY: self._expire,
+            WAITER: self._waiter_due,
+            PAUSE_END: self._unpause,
+        }
+        self.default_tube = self.tube(DEFAULT_TUBE)
+        self.default_tube.refs += 1  # "default" always exists
+
+    # ---- tubes -------------------------------------------------------------------------
+
+    def tube(self, name: str) -> Tube:
+        """The tube called `name`, created on first reference."""
+        tube = self.tubes.get(name)
+        if tube is None:
+            tube = Tube(name, len(self.tube_list))
+            self.tubes[name] = tube
+            self.tube_list.append(tube)
+        return tube
+
+    def _unref(self, tube: Tube) -> None:
+        tube.refs -= 1
+        if tube.refs == 0:
+            del self.tubes[tube.name]
+            last = self.tube_list.pop()
+            if last is not tube:
+                self.tube_list[tube.index] = last
+                last.index = tube.index
+            self.timers.cancel(tube)
+
+    # ---- connections -------------------------------------------------------------------
+
+    def connect(self) -> Conn:
+        conn = Conn(self.next_conn_id, self.default_tube)
+        self.next_conn_id += 1
+        tube = self.default_tube
+        tube.refs += 2
+        tube.using += 1
+        tube.watching += 1
+        self.counts.conns += 1
+        self.counts.total_connections += 1
+        return conn
+
+    def disconnect(self, conn: Conn, now: int) -> None:
+        """Forget `conn`: its reserved jobs return to ready at once (no counters change)."""
+        if conn.waiter is not None:
+            self._unpark(conn.waiter)
+        counts = self.counts
+        counts.conns -= 1
+        if conn.producer:
+            counts.producers -= 1
+        if conn.worker:
+            counts.workers -= 1
+        for job in list(conn.reserved.values()):
+            self._unreserve(job)
+            self._make_ready(job, now)
+        conn.use.using -= 1
+        self._unref(conn.use)
+        for tube in conn.watch:
+            tube.watching -= 1
+            self._unref(tube)
+        conn.watch = []
+
+    def use(self, conn: Conn, name: str) -> Tube:
+        tube = self.tube(name)
+        tube.refs += 1
+        tube.using += 1
+        old = conn.use
+        conn.use = tube
+        old.using -= 1
+        self._unref(old)
+        return tube
+
+    def watch(self, conn: Conn, name: str) -> int:
+        tube = self.tube(name)
+        if tube not in conn.watch:
+            conn.watch.append(tube)
+            tube.refs += 1
+            tube.watching += 1
+        return len(conn.watch)
+
+    def ignore(self, conn: Conn, name: str) -> int | None:
+        """Stop watching `name`; None when it is the last watched tube (NOT_IGNORED)."""
+        watch = conn.watch
+        for i, tube in enumerate(watch):
+            if tube.name == name:
+                if len(watch) < 2:
+                    return None
+                last = watch.pop()
+                if last is not tube:
+                    watch[i] = last
+                tube.watching -= 1
+                self._unref(tube)
+                break
+        return len(watch)
+
+    def set_producer(self, conn: Conn) -> None:
+        if not conn.producer:
+            conn.producer = True
+            self.counts.producers += 1
+
+    def set_worker(self, conn: Conn) -> None:
+        if not conn.worker:
+            conn.worker = True
+            self.counts.workers += 1
+
+    # ---- producing ---------------------------------------------------------------------
+
+    def allocate_id(self) -> int:
+        """Use up the next job id (beanstalkd spends one even on a put it then refuses)."""
+        job_id = self.next_id
+        self.next_id = job_id + 1
+        return job_id
+
+    def put(
+        self,
+        conn: Conn | None,
+        tube: Tube,
+        pri: int,
+        delay: int,
+        ttr: int,
+        body: bytes,
+        now: int,
+        job_id: int | None = None,
+    ) -> Job:
+        """Create a job in `tube`; ready now, or delayed by `delay` ms. TTR is in ms."""
+        if job_id is None:
+            job_id = self.allocate_id()
+        job = Job(job_id, tube, pri, delay, ttr, body, now)
+        self.jobs[job_id] = job
+        tube.jobs += 1
+        tube.refs += 1
+        tube.total_jobs += 1
+        self.counts.total_jobs += 1
+        if self.journal is not None:
+            self.journal.record_put(job)
+        if self.events is not None:
+            self.events.emit(
+                now, "put", job_id, tube.name, conn.id if conn else None,
+                pri=pri, delay_ms=delay, ttr_ms=ttr, bytes=len(body), uuid=None,
+            )  # fmt: skip
+        if delay > 0:
+            self._make_delayed(job, now + delay)
+        else:
+            self._make_ready(job, now)
+        return job
+
+    # ---- state changes (the only places that move a job between states) ----------------
+
+    def _make_ready(self, job: Job, now: int) -> None:
+        tube = job.tube
+        job.state = READY
+        entry = (job.pri, job.id, job)
+        job.entry = entry
+        tube.ready.push(entry)
+        counts = self.counts
+        counts.ready += 1
+        if job.pri < URGENT_PRIORITY:
+            counts.urgent += 1
+            tube.urgent += 1
+        if tube.waiting:
+            self._serve(tube, now)
+
+    def _make_delayed(self, job: Job, due: int) -> None:
+        job.state = DELAYED
+        job.deadline = due
+        entry = (due, job.id, job)
+        job.entry = entry
+        job.tube.delayed.push(entry)
+        self.counts.delayed += 1
+        self.timers.arm(due, DELAY_DUE, job)
+
+    def _make_buried(self, job: Job) -> None:
+        job.state = BURIED
+        job.tube.buried[job.id] = job
+        self.counts.buried += 1
+
+    def _take_out(self, job: Job) -> None:
+        """Remove `job` from whatever queue holds it (ready, delayed or buried)."""
+        state = job.state
+        tube = job.tube
+        counts = self.counts
+        if state is READY:
+            tube.ready.discard(job)
+            counts.ready -= 1
+            if job.pri < URGENT_PRIORITY:
+                counts.urgent -= 1
+                tube.urgent -= 1
+        elif state is DELAYED:
+            tube.delayed.discard(job)
+            counts.delayed -= 1
+            self.timers.cancel(job)
+        elif state is BURIED:
+            del tube.buried[job.id]
+            counts.buried -= 1
+        else:  # pragma: no cover - reserved jobs leave through _unreserve
+            raise AssertionError(f"cannot take out {job!r}")
+
+    def _reserve(self, conn: Conn, job: Job, now: int) -> None:
+        """Hand a job that is in no queue to `conn`."""
+        job.state = RESERVED
+        job.reserver = conn
+        job.reserves += 1
+        deadline = now + job.ttr
+        job.deadline = deadline
+        entry = (deadline, job.id, job)
+        job.entry = entry
+        conn.deadlines.push(entry)
+        conn.reserved[job.id] = job
+        job.tube.reserved += 1
+        self.counts.reserved += 1
+        self.timers.arm(deadline, TTR_EXPIRY, job)
+        if self.events is not None:
+            self.events.emit(now, "reserve", job.id, job.tube.name, conn.id, worker=None)
+
+    def _unreserve(self, job: Job) -> Conn:
+        conn = job.reserver
+        assert conn is not None
+        conn.deadlines.discard(job)
+        del conn.reserved[job.id]
+        job.reserver = None
+        job.tube.reserved -= 1
+        self.counts.reserved -= 1
+        self.timers.cancel(job)
+        return conn
+
+    def _destroy(self, job: Job) -> None:
+        del self.jobs[job.id]
+        tube = job.tube
+        tube.jobs -= 1
+        self._unref(tube)
+
+    # ---- consuming ---------------------------------------------------------------------
+
+    def _best_ready(self, conn: Conn) -> Job | None:
+        """The smallest (pri, id) ready job across the unpaused tubes `conn` watches."""
+        best: Any = None
+        for tube in conn.watch:
+            if tube.pause_ms or not tube.ready:
+                continue
+            entry = tube.ready.peek_entry()
+            if best is None or entry < best:
+                best = entry
+        return None if best is None else best[2]
+
+    def _deadline_soon(self, conn: Conn, now: int) -> bool:
+        soonest = conn.soonest_deadline()
+        return soonest is not None and now >= soonest - SAFETY_MARGIN_MS
+
+    def reserve(
+        self, conn: Conn, timeout: int | None, now: int, deliver: Deliver
+    ) -> ReserveOutcome | None:
+        """Reserve the best ready job for `conn`, or park it (returns None) until a job
+        arrives, `timeout` ms pass (None waits forever) or its DEADLINE_SOON margin comes;
+        `deliver` is then called with the outcome."""
+        self.set_worker(conn)
+        if self._deadline_soon(conn, now) and not any(t.ready for t in conn.watch):
+            return DEADLINE_SOON
+        job = self._best_ready(conn)
+        if job is not None:
+            self._take_out(job)
+            self._reserve(conn, job, now)
+            return job
+        if timeout == 0:
+            return TIMED_OUT
+        self._park(conn, None if timeout is None else now + timeout, deliver)
+        return None
+
+    def _park(self, conn: Conn, timeout_at: int | None, deliver: Deliver) -> None:
+        waiter = Waiter(conn, timeout_at, deliver)
+        conn.waiter = waiter
+        self.counts.waiting += 1
+        for tube in conn.watch:
+            waiters = tube.waiters
+            if not tube.waiting:
+                waiters.clear()  # every queued entry is stale
+            elif len(waiters) > 2 * tube.waiting + 16:
+                live = [w for w in waiters if w.active]
+                waiters.clear()
+                waiters.extend(live)
+            tube.waiting += 1
+            waiters.append(waiter)
+        soonest = conn.soonest_deadline()
+        when = timeout_at
+        if soonest is not None and (when is None or soonest - SAFETY_MARGIN_MS < when):
+            when = soonest - SAFETY_MARGIN_MS
+        if when is not None:
+            self.timers.arm(when, WAITER, waiter)
+
+    def _unpark(self, waiter: Waiter) -> None:
+        waiter.active = False
+        conn = waiter.conn
+        conn.waiter = None
+        self.counts.waiting -= 1
+        for tube in conn.watch:
+            tube.waiting -= 1
+        self.timers.cancel(waiter)
+
+    def _serve(self, tube: Tube, now: int) -> None:
+        """Hand ready jobs of `tube` to its parked reserves, first come first served."""
+        if tube.pause_ms:
+            return
+        waiters = tube.waiters
+        while waiters and tube.ready:
+            waiter = waiters.popleft()
+            if not waiter.active:
+                continue
+            job = self._best_ready(waiter.conn)
+            assert job is not None
+            self._unpark(waiter)
+            self._take_out(job)
+            self._reserve(waiter.conn, job, now)
+            waiter.deliver(job)
+
+    def reserve_job(self, conn: Conn, job_id: int, now: int) -> Job | None:
+        """Reserve a specific ready, delayed or buried job (beanstalkd 1.12 reserve-job)."""
+        job = self.jobs.get(job_id)
+        if job is None or job.state is RESERVED:
+            return None
+        self.set_worker(conn)
+        self._take_out(job)
+        self._reserve(conn, job, now)
+        return job
+
+    def cancel_wait(self, conn: Conn) -> None:
+        """Withdraw `conn`'s parked reserve without answering it."""
+        if conn.waiter is not None:
+            self._unpark(conn.waiter)
+
+    def delete(self, conn: Conn | None, job_id: int, now: int) -> bool:
+        """Delete a ready, delayed or buried job, or one reserved by `conn`."""
+        job = self.jobs.get(job_id)
+        if job is None:
+            return False
+        state = job.state
+        if state is RESERVED:
+            if job.reserver is not conn:
+                return False
+            self._unreserve(job)
+        else:
+            self._take_out(job)
+        job.tube.cmd_delete += 1
+        if self.journal is not None:
+            self.journal.record_delete(job)
+        if self.events is not None:
+            self.events.emit(
+                now, "delete", job_id, job.tube.name, conn.id if conn else None,
+                state=("ready", "delayed", "reserved", "buried")[state],
+            )  # fmt: skip
+        self._destroy(job)
+        return True
+
+    def release(self, conn: Conn, job_id: int, pri: int, delay: int, now: int) -> bool:
+        job = conn.reserved.get(job_id)
+        if job is None:
+            return False
+        self._unreserve(job)
+        job.pri = pri
+        job.delay = delay
+        job.releases += 1
+        if self.journal is not None:
+            self.journal.record_update(job)
+        if self.events is not None:
+            self.events.emit(
+                now, "release", job_id, job.tube.name, conn.id, pri=pri, delay_ms=delay
+            )
+        if delay > 0:
+            self._make_delayed(job, now + delay)
+        else:
+            self._make_ready(job, now)
+        return True
+
+    def bury(self, conn: Conn, job_id: int, pri: int, now: int) -> bool:
+        job = conn.reserved.get(job_id)
+        if job is None:
+            return False
+        self._unreserve(job)
+        job.pri = pri
+        job.buries += 1
+        self._make_buried(job)
+        if self.journal is not None:
+            self.journal.record_update(job)
+        if self.events is not None:
+            self.events.emit(now, "bury", job_id, job.tube.name, conn.id, pri=pri)
+        return True
+
+    def touch(self, conn: Conn, job_id: int, now: int) -> bool:
+        """Restart the full TTR of a job reserved by `conn`."""
+        job = conn.reserved.get(job_id)
+        if job is None:
+            return False
+        conn.deadlines.discard(job)
+        deadline = now + job.ttr
+        job.deadline = deadline
+        entry = (deadline, job.id, job)
+        job.entry = entry
+        conn.deadlines.push(entry)
+        self.timers.arm(deadline, TTR_EXPIRY, job)
+        if self.events is not None:
+            self.events.emit(now, "touch", job_id, job.tube.name, conn.id)
+        return True
+
+    # ---- kicking -----------------------------------------------------------------------
+
+    def _kick(self, job: Job, now: int, conn: Conn | None) -> None:
+        origin = "buried" if job.state is BURIED else "delayed"
+        self._take_out(job)
+        job.kicks += 1
+        if self.journal is not None:
+            self.journal.record_update(job)
+        if self.events is not None:
+            self.events.emit(
+                now, "kick", job.id, job.tube.name, conn.id if conn else None, **{"from": origin}
+            )
+        self._make_ready(job, now)
+
+    def kick(self, conn: Conn | None, tube: Tube, bound: int, now: int) -> int:
+        """Kick up to `bound` jobs of `tube`: buried ones if any, else delayed ones."""
+        kicked = 0
+        if tube.buried:
+            while kicked < bound and tube.buried:
+                self._kick(next(iter(tube.buried.values())), now, conn)
+                kicked += 1
+        else:
+            while kicked < bound:
+                job = tube.delayed.peek()
+                if job is None:
+                    break
+                self._kick(job, now, conn)
+                kicked += 1
+        return kicked
+
+    def kick_job(self, conn: Conn | None, job_id: int, now: int) -> bool:
+        job = self.jobs.get(job_id)
+        if job is None or job.state not in (BURIED, DELAYED):
+            return False
+        self._kick(job, now, conn)
+        return True
+
+    # ---- tubes: pause ------------------------------------------------------------------
+
+    def pause_tube(self, conn: Conn | None, name: str, delay: int, now: int) -> bool:
+        """Stop reservations from `name` for `delay` ms (0 unpauses at once)."""
+        tube = self.tubes.get(name)
+        if tube is None:
+            return False
+        tube.cmd_pause += 1
+        if self.events is not None:
+            self.events.emit(now, "pause", None, name, conn.id if conn else None, delay_ms=delay)
+        if delay > 0:
+            tube.pause_ms = delay
+            tube.pause_until = now + delay
+            self.timers.arm(tube.pause_until, PAUSE_END, tube)
+        else:
+            self._unpause(tube, now)
+        if self.journal is not None:
+            self.journal.record_pause(tube)
+        return True
+
+    def _unpause(self, tube: Tube, now: int) -> None:
+        tube.pause_ms = 0
+        tube.pause_until = 0
+        self.timers.cancel(tube)
+        if tube.waiting:
+            self._serve(tube, now)
+
+    # ---- time --------------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        return self.timers.next_due()
+
+    def tick(self, now: int) -> int | None:
+        """Fire every timer due at `now`; return when the next one is due (or None)."""
+        pop_due = self.timers.pop_due
+        handlers = self.timer_handlers
+        while (entry := pop_due(now)) is not None:
+            handlers[entry[2]](entry[3], now)
+        return self.timers.next_due()
+
+    def _delay_due(self, job: Job, now: int) -> None:
+        self._take_out(job)
+        self._make_ready(job, now)
+
+    def _expire(self, job: Job, now: int) -> None:
+        """A reservation ran out of time: the job goes back to ready."""
+        self._unreserve(job)
+        job.timeouts += 1
+        self.counts.job_timeouts += 1
+        if self.events is not None:
+            self.events.emit(now, "timeout", job.id, job.tube.name, None)
+        self._make_ready(job, now)
+
+    def _waiter_due(self, waiter: Waiter, now: int) -> None:
+        conn = waiter.conn
+        if self._deadline_soon(conn, now):
+            outcome = DEADLINE_SOON
+        elif waiter.timeout_at is not None and now >= waiter.timeout_at:
+            outcome = TIMED_OUT
+        else:  # pragma: no cover - armed for the earlier of the two
+            return
+        self._unpark(waiter)
+        waiter.deliver(outcome)
+
+    # ---- lookups -----------------------------------------------------------------------
+
+    def peek(self, job_id: int) -> Job | None:
+        return self.jobs.get(job_id)
+
+    def peek_ready(self, tube: Tube) -> Job | None:
+        return tube.ready.peek()  # type: ignore[no-any-return]
+
+    def peek_delayed(self, tube: Tube) -> Job | None:
+        return tube.delayed.peek()  # type: ignore[no-any-return]
+
+    def peek_buried(self, tube: Tube) -> Job | None:
+        return next(iter(tube.buried.values()), None)

@@ -1,0 +1,27 @@
+"""Where the engine reports effects: mutations for the write-ahead log, lifecycle events
+for the event log. The engine never writes files; these seams are filled by the server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from beanpod.core.job import Job
+    from beanpod.core.tube import Tube
+
+
+class Journal(Protocol):
+    """Receives every durable mutation, in order."""
+
+    def record_put(self, job: Job) -> None: ...
+    def record_update(self, job: Job) -> None: ...
+    def record_delete(self, job: Job) -> None: ...
+    def record_pause(self, tube: Tube) -> None: ...
+
+
+class EventSink(Protocol):
+    """Receives lifecycle events (the analytics contract)."""
+
+    def emit(
+        self, ts: int, event: str, job: int | None, queue: str, conn: int | None, **extra: Any
+    ) -> None: ...

@@ -1,0 +1,241 @@
+"""Sans-I/O parser for the beanstalkd protocol: bytes in, command tuples out.
+
+`Parser.feed(data)` buffers bytes; `Parser.next_command()` returns the next complete
+command or None when more bytes are needed. A command is a tuple whose first item is
+the wire verb (e.g. `wire.PUT`) followed by the parsed arguments; malformed input yields
+`(ERROR, reply)`. Parsing follows beanstalkd 1.12 exactly (prefix matching in its order,
+its integer rules), except that an over-long line is answered once with BAD_FORMAT and
+parsing resumes right after that line's CRLF (beanstalkd can swallow the next command).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from beanpod.protocols.beanstalkd import wire as w
+
+Command = tuple[Any, ...]
+
+# Pseudo-verbs the parser emits besides the wire verbs.
+ERROR = b"<error>"  # (ERROR, reply): rejected before the command is counted
+PUT_TOO_BIG = b"<put-too-big>"  # the body was read and discarded: JOB_TOO_BIG
+PUT_BAD_CRLF = b"<put-bad-crlf>"  # the body was not followed by CRLF: EXPECTED_CRLF
+PUT_TRAILING = b"<put-trailing>"  # put line with trailing bytes (counted, BAD_FORMAT)
+
+U32_MAX = 0xFFFFFFFF
+U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+# beanstalkd's command table, in the order it tests prefixes.
+PREFIX_ORDER: tuple[bytes, ...] = (
+    w.PUT, w.PEEK, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.RESERVE_WITH_TIMEOUT,
+    w.RESERVE_JOB, w.RESERVE, w.DELETE, w.RELEASE, w.BURY, w.KICK, w.KICK_JOB, w.TOUCH,
+    w.STATS_JOB, w.STATS_TUBE, w.STATS, w.USE, w.WATCH, w.IGNORE, w.LIST_TUBES_WATCHED,
+    w.LIST_TUBE_USED, w.LIST_TUBES, w.QUIT, w.PAUSE_TUBE,
+)  # fmt: skip
+EXACT = frozenset(PREFIX_ORDER)
+
+_NAME_CHARS = rb"A-Za-z0-9\-+/;.$_()"
+NAME_RE = re.compile(rb"[A-Za-z0-9+/;.$_()][" + _NAME_CHARS + rb"]{0,199}")
+# Possessive digit runs: a number never splits in two, exactly like strtoumax.
+ONE_NUMBER = re.compile(rb" *(\d++)")
+TWO_NUMBERS = re.compile(rb" *(\d++) *(\d++)")
+THREE_NUMBERS = re.compile(rb" *(\d++) *(\d++) *(\d++)")
+PUT_ARGS = re.compile(rb" *(\d++) *(\d++) *(\d++) *(\d++)")
+PAUSE_ARGS = re.compile(rb" *([" + _NAME_CHARS + rb"]++) *(\d++)")
+KICK_ARG = re.compile(rb"[ \t\v\f]*([+-]?)(\d+)")  # strtoul: sign allowed, rest ignored
+
+BAD = (ERROR, w.BAD_FORMAT)
+UNKNOWN = (ERROR, w.UNKNOWN_COMMAND)
+
+LINE, BODY, SKIP, DISCARD_LINE = range(4)
+
+
+def _verb(line: bytes) -> bytes | None:
+    """The command `line` matches under beanstalkd's prefix rules, or None."""
+    space = line.find(b" ")
+    word = line[: space + 1] if space >= 0 else line
+    if word in EXACT:
+        return word
+    for verb in PREFIX_ORDER:
+        if line.startswith(verb):
+            return verb
+    return None
+
+
+def _no_args(verb: bytes, rest: bytes) -> Command:
+    return BAD if rest else (verb,)
+
+
+def _u64(verb: bytes, rest: bytes) -> Command:
+    m = ONE_NUMBER.fullmatch(rest)
+    if m is None:
+        return BAD
+    value = int(m[1])
+    return BAD if value > U64_MAX else (verb, value)
+
+
+def _u32(verb: bytes, rest: bytes) -> Command:
+    m = ONE_NUMBER.fullmatch(rest)
+    if m is None:
+        return BAD
+    value = int(m[1])
+    return BAD if value > U32_MAX else (verb, value)
+
+
+def _tube_name(verb: bytes, rest: bytes) -> Command:
+    return (verb, rest.decode("ascii")) if NAME_RE.fullmatch(rest) else BAD
+
+
+def _release(verb: bytes, rest: bytes) -> Command:
+    m = THREE_NUMBERS.fullmatch(rest)
+    if m is None:
+        return BAD
+    job_id, pri, delay = int(m[1]), int(m[2]), int(m[3])
+    if job_id > U64_MAX or pri > U32_MAX or delay > U32_MAX:
+        return BAD
+    return (verb, job_id, pri, delay)
+
+
+def _bury(verb: bytes, rest: bytes) -> Command:
+    m = TWO_NUMBERS.fullmatch(rest)
+    if m is None:
+        return BAD
+    job_id, pri = int(m[1]), int(m[2])
+    return BAD if job_id > U64_MAX or pri > U32_MAX else (verb, job_id, pri)
+
+
+def _kick(verb: bytes, rest: bytes) -> Command:
+    m = KICK_ARG.match(rest)
+    if m is None:
+        return BAD
+    value = int(m[2])
+    if value > U64_MAX:
+        return BAD  # strtoul: ERANGE
+    if m[1] == b"-":
+        value = -value % (U64_MAX + 1)
+    return (verb, value & U32_MAX)  # beanstalkd keeps the count in 32 bits
+
+
+def _pause(verb: bytes, rest: bytes) -> Command:
+    m = PAUSE_ARGS.fullmatch(rest)
+    if m is None:
+        return BAD
+    delay = int(m[2])
+    return BAD if delay > U32_MAX else (verb, m[1].decode("ascii"), delay)
+
+
+def _quit(verb: bytes, rest: bytes) -> Command:
+    return (verb,)
+
+
+ARG_PARSERS = {
+    w.PEEK: _u64, w.PEEK_READY: _no_args, w.PEEK_DELAYED: _no_args, w.PEEK_BURIED: _no_args,
+    w.RESERVE_WITH_TIMEOUT: _u32, w.RESERVE_JOB: _u64, w.RESERVE: _no_args, w.DELETE: _u64,
+    w.RELEASE: _release, w.BURY: _bury, w.KICK: _kick, w.KICK_JOB: _u64, w.TOUCH: _u64,
+    w.STATS_JOB: _u64, w.STATS_TUBE: _tube_name, w.STATS: _no_args, w.USE: _tube_name,
+    w.WATCH: _tube_name, w.IGNORE: _tube_name, w.LIST_TUBES_WATCHED: _no_args,
+    w.LIST_TUBE_USED: _no_args, w.LIST_TUBES: _no_args, w.QUIT: _quit, w.PAUSE_TUBE: _pause,
+}  # fmt: skip
+
+
+class Parser:
+    """Incremental parser for one connection."""
+
+    __slots__ = ("_buf", "_job", "_max_job_size", "_mode", "_need", "_pos")
+
+    def __init__(self, max_job_size: int = w.DEFAULT_MAX_JOB_SIZE) -> None:
+        self._buf = bytearray()
+        self._pos = 0
+        self._mode = LINE
+        self._need = 0  # bytes still expected in BODY or SKIP mode
+        self._job: tuple[int, int, int] = (0, 0, 0)  # pri, delay, ttr of the put being read
+        self._max_job_size = max_job_size
+
+    def feed(self, data: bytes) -> None:
+        buf = self._buf
+        if self._pos:
+            del buf[: self._pos]
+            self._pos = 0
+        buf += data
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf) - self._pos
+
+    def next_command(self) -> Command | None:
+        """The next complete command, or None if more bytes are needed."""
+        while True:
+            mode = self._mode
+            if mode == LINE:
+                return self._next_line()
+            if mode == BODY:
+                return self._next_body()
+            if mode == SKIP:
+                buf, pos = self._buf, self._pos
+                take = min(self._need, len(buf) - pos)
+                self._pos = pos + take
+                self._need -= take
+                if self._need:
+                    return None
+                self._mode = LINE
+                return (PUT_TOO_BIG,)
+            # DISCARD_LINE: drop an over-long line up to and including its CRLF.
+            buf, pos = self._buf, self._pos
+            end = buf.find(b"\r\n", pos)
+            if end < 0:
+                keep = 1 if buf.endswith(b"\r") else 0
+                self._pos = len(buf) - keep
+                return None
+            self._pos = end + 2
+            self._mode = LINE
+            return BAD
+
+    def _next_line(self) -> Command | None:
+        buf, pos = self._buf, self._pos
+        end = buf.find(b"\r\n", pos, pos + w.MAX_LINE)
+        if end < 0:
+            if len(buf) - pos < w.MAX_LINE:
+                return None
+            self._mode = DISCARD_LINE
+            return self.next_command()
+        line = bytes(buf[pos:end])
+        self._pos = end + 2
+        if b"\0" in line:
+            return BAD
+        verb = _verb(line)
+        if verb is None:
+            return UNKNOWN
+        if verb == w.PUT:
+            return self._put_line(line[4:])
+        return ARG_PARSERS[verb](verb, line[len(verb) :])
+
+    def _put_line(self, rest: bytes) -> Command | None:
+        m = PUT_ARGS.match(rest)
+        if m is None:
+            return BAD
+        pri, delay, ttr, size = int(m[1]), int(m[2]), int(m[3]), int(m[4])
+        if pri > U32_MAX or delay > U32_MAX or ttr > U32_MAX or size > U32_MAX:
+            return BAD
+        if size > self._max_job_size:
+            self._mode = SKIP
+            self._need = size + 2
+            return self.next_command()
+        if m.end() != len(rest):
+            return (PUT_TRAILING,)
+        self._mode = BODY
+        self._need = size
+        self._job = (pri, delay, ttr)
+        return self._next_body()
+
+    def _next_body(self) -> Command | None:
+        buf, pos, size = self._buf, self._pos, self._need
+        if len(buf) - pos < size + 2:
+            return None
+        end = pos + size
+        self._pos = end + 2
+        self._mode = LINE
+        if buf[end : end + 2] != b"\r\n":
+            return (PUT_BAD_CRLF,)
+        pri, delay, ttr = self._job
+        return (w.PUT, pri, delay, ttr, bytes(buf[pos:end]))

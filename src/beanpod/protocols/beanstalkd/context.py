@@ -1,0 +1,83 @@
+"""What a beanstalkd handler sees: the engine, the connection, and server facts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from beanpod.protocols.beanstalkd import wire as w
+
+if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
+    from beanpod.core.engine import Engine
+    from beanpod.core.job import Job
+    from beanpod.core.waiters import ReserveOutcome
+
+# Counted commands, in the order `stats` prints their cmd-* keys.
+COUNTED: tuple[tuple[bytes, bytes], ...] = (
+    (w.PUT, b"cmd-put"),
+    (w.PEEK, b"cmd-peek"),
+    (w.PEEK_READY, b"cmd-peek-ready"),
+    (w.PEEK_DELAYED, b"cmd-peek-delayed"),
+    (w.PEEK_BURIED, b"cmd-peek-buried"),
+    (w.RESERVE, b"cmd-reserve"),
+    (w.RESERVE_WITH_TIMEOUT, b"cmd-reserve-with-timeout"),
+    (w.DELETE, b"cmd-delete"),
+    (w.RELEASE, b"cmd-release"),
+    (w.USE, b"cmd-use"),
+    (w.WATCH, b"cmd-watch"),
+    (w.IGNORE, b"cmd-ignore"),
+    (w.BURY, b"cmd-bury"),
+    (w.KICK, b"cmd-kick"),
+    (w.TOUCH, b"cmd-touch"),
+    (w.STATS, b"cmd-stats"),
+    (w.STATS_JOB, b"cmd-stats-job"),
+    (w.STATS_TUBE, b"cmd-stats-tube"),
+    (w.LIST_TUBES, b"cmd-list-tubes"),
+    (w.LIST_TUBE_USED, b"cmd-list-tube-used"),
+    (w.LIST_TUBES_WATCHED, b"cmd-list-tubes-watched"),
+    (w.PAUSE_TUBE, b"cmd-pause-tube"),
+)
+
+
+class ServerInfo(Protocol):
+    """Process facts the stats commands report; supplied by the server layer."""
+
+    pid: int
+    version: str
+    instance_id: str
+    hostname: str
+    os_name: str
+    platform: str
+
+    def rusage(self) -> tuple[float, float]: ...
+    def uptime(self, now: int) -> int: ...
+    def binlog_stats(self) -> tuple[int, int, int, int, int]:
+        """(oldest index, current index, records migrated, records written, max size)."""
+        ...
+
+    def job_file(self, job: Job) -> int: ...
+
+
+class Dialect:
+    """State shared by every beanstalkd connection of one server."""
+
+    def __init__(self, engine: Engine, info: ServerInfo, max_job_size: int) -> None:
+        self.engine = engine
+        self.info = info
+        self.max_job_size = max_job_size
+        # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
+        # never prints), so handlers can count with one dict update.
+        self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
+
+
+_ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
+
+
+class Context(Protocol):
+    """One connection's session as handlers use it."""
+
+    dialect: Dialect
+    conn: Conn
+    now: int
+
+    def deliver(self, outcome: ReserveOutcome) -> None: ...

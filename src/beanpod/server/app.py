@@ -1,0 +1,120 @@
+"""The server: engine, listeners, the ticker that fires engine timers, signals."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+import sys
+
+from beanpod.core.engine import Engine
+from beanpod.protocols.beanstalkd.context import Dialect
+from beanpod.server.clock import Clock
+from beanpod.server.config import ServerConfig
+from beanpod.server.info import ProcessInfo
+from beanpod.server.session import BeanstalkdSession
+
+log = logging.getLogger("beanpod")
+
+
+class App:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.clock = Clock()
+        self.engine = Engine()
+        self.info = ProcessInfo(self.clock.now())
+        self.dialect = Dialect(self.engine, self.info, config.max_job_size)
+        self.sessions: set[BeanstalkdSession] = set()
+        self.servers: list[asyncio.Server] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: int | None = None
+        self._stopped = asyncio.Event()
+
+    # ---- the ticker: one armed loop timer for the engine's earliest deadline ----------
+
+    def rearm(self) -> None:
+        """Make sure a loop timer fires by the engine's next deadline."""
+        due = self.engine.next_deadline()
+        if due is None or (self._timer_at is not None and self._timer_at <= due):
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        delay = max(0, due - self.clock.now()) / 1000
+        self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
+        self._timer_at = due
+
+    def _tick(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self.engine.tick(self.clock.now())
+        self.rearm()
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> list[str]:
+        """Open the listeners; return their addresses."""
+        loop = asyncio.get_running_loop()
+        path = self.config.unix_path
+        if path is not None:
+            server = await loop.create_unix_server(lambda: BeanstalkdSession(self), path)
+        else:
+            server = await loop.create_server(
+                lambda: BeanstalkdSession(self), self.config.address, self.config.port,
+                backlog=1024, reuse_address=True,
+            )  # fmt: skip
+        self.servers.append(server)
+        addresses = []
+        for sock in server.sockets:
+            name = sock.getsockname()
+            addresses.append(name if isinstance(name, str) else f"{name[0]}:{name[1]}")
+        self._install_signals(loop)
+        gc.freeze()  # start-up objects never need collecting
+        return addresses
+
+    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        if sys.platform == "win32":  # pragma: no cover
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop)
+        loop.add_signal_handler(signal.SIGUSR1, self.drain)
+
+    def drain(self) -> None:
+        """SIGUSR1: refuse new jobs (put answers DRAINING) until restart."""
+        self.engine.draining = True
+        log.warning("entering drain mode: put now answers DRAINING")
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    async def serve_until_stopped(self) -> None:
+        await self._stopped.wait()
+        log.info("shutting down")
+        for server in self.servers:
+            server.close()
+        for session in list(self.sessions):
+            if session.transport is not None:
+                session.transport.close()
+        for server in self.servers:
+            await server.wait_closed()
+
+
+async def run(config: ServerConfig) -> None:
+    app = App(config)
+    addresses = await app.start()
+    for address in addresses:
+        log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
+    await app.serve_until_stopped()
+
+
+def serve(config: ServerConfig) -> None:
+    """Run the server until SIGTERM/SIGINT."""
+    if config.use_uvloop:
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvloop is optional off Linux/macOS
+            pass
+        else:
+            uvloop.run(run(config))
+            return
+    asyncio.run(run(config))

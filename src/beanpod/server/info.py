@@ -1,0 +1,36 @@
+"""Process facts for the stats commands (pid, rusage, uptime, uname, random id)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import secrets
+
+from beanpod import __version__
+from beanpod.core.job import Job
+
+
+class ProcessInfo:
+    def __init__(self, started_at: int) -> None:
+        uname = os.uname()
+        self.pid = os.getpid()
+        self.version = __version__
+        self.instance_id = secrets.token_hex(8)  # 16 hex characters, as beanstalkd
+        self.hostname = uname.nodename
+        self.os_name = uname.version
+        self.platform = uname.machine or platform.machine()
+        self._started_at = started_at
+
+    def rusage(self) -> tuple[float, float]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime, usage.ru_stime
+
+    def uptime(self, now: int) -> int:
+        return (now - self._started_at) // 1000
+
+    def binlog_stats(self) -> tuple[int, int, int, int, int]:
+        return (0, 0, 0, 0, 10485760)
+
+    def job_file(self, job: Job) -> int:
+        return 0
