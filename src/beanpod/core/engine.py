@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import URGENT_PRIORITY, Job, JobState
+from beanpod.core.job import URGENT_PRIORITY, Job, JobExt, JobState
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
@@ -43,6 +43,9 @@ class Engine:
             WAITER: self._waiter_due,
             PAUSE_END: self._unpause,
         }
+        # Called as hook(job) when a job carrying extension data (job.ext) is destroyed,
+        # so extensions drop their indexes and timers (e.g. the Workq uuid index).
+        self.destroy_hooks: list[Callable[[Job], None]] = []
         self.default_tube = self.tube(DEFAULT_TUBE)
         self.default_tube.refs += 1  # "default" always exists
 
@@ -161,11 +164,14 @@ class Engine:
         body: bytes,
         now: int,
         job_id: int | None = None,
+        ext: JobExt | None = None,
     ) -> Job:
-        """Create a job in `tube`; ready now, or delayed by `delay` ms. TTR is in ms."""
+        """Create a job in `tube`; ready now, or delayed by `delay` ms. TTR is in ms.
+        `ext` (dialect extras) is attached before the put is journalled."""
         if job_id is None:
             job_id = self.allocate_id()
         job = Job(job_id, tube, pri, delay, ttr, body, now)
+        job.ext = ext
         self.jobs[job_id] = job
         tube.jobs += 1
         tube.refs += 1
@@ -176,7 +182,8 @@ class Engine:
         if self.events is not None:
             self.events.emit(
                 now, "put", job_id, tube.name, conn.id if conn else None,
-                pri=pri, delay_ms=delay, ttr_ms=ttr, bytes=len(body), uuid=None,
+                pri=pri, delay_ms=delay, ttr_ms=ttr, bytes=len(body),
+                uuid=getattr(ext, "uuid_text", None),
             )  # fmt: skip
         if delay > 0:
             self._make_delayed(job, now + delay)
@@ -264,6 +271,9 @@ class Engine:
         return conn
 
     def _destroy(self, job: Job) -> None:
+        if job.ext is not None:
+            for hook in self.destroy_hooks:
+                hook(job)
         del self.jobs[job.id]
         tube = job.tube
         tube.jobs -= 1
@@ -273,8 +283,12 @@ class Engine:
 
     def _best_ready(self, conn: Conn) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused tubes `conn` watches."""
+        return self._best_in(conn.watch)
+
+    def _best_in(self, tubes: list[Tube]) -> Job | None:
+        """The smallest (pri, id) ready job across the unpaused `tubes`."""
         best: Any = None
-        for tube in conn.watch:
+        for tube in tubes:
             if tube.pause_ms or not tube.ready:
                 continue
             entry = tube.ready.peek_entry()
@@ -305,11 +319,33 @@ class Engine:
         self._park(conn, None if timeout is None else now + timeout, deliver)
         return None
 
-    def _park(self, conn: Conn, timeout_at: int | None, deliver: Deliver) -> None:
-        waiter = Waiter(conn, timeout_at, deliver)
+    def reserve_from(
+        self, conn: Conn, names: list[str], timeout: int, now: int, deliver: Deliver
+    ) -> ReserveOutcome | None:
+        """Reserve the best ready job of the tubes `names` (a Workq lease: named tubes, not
+        the watch list; no DEADLINE_SOON), or park until one arrives or `timeout` ms pass."""
+        tubes = [t for t in map(self.tubes.get, names) if t is not None]
+        job = self._best_in(tubes)
+        if job is not None:
+            self._take_out(job)
+            self._reserve(conn, job, now)
+            return job
+        if timeout <= 0:
+            return TIMED_OUT
+        tubes = [self.tube(name) for name in names]
+        for tube in tubes:
+            tube.refs += 1  # the parked lease keeps its tubes alive
+        self._park(conn, now + timeout, deliver, tubes)
+        return None
+
+    def _park(
+        self, conn: Conn, timeout_at: int | None, deliver: Deliver, named: list[Tube] | None = None
+    ) -> None:
+        waiter = Waiter(conn, timeout_at, deliver, conn.watch if named is None else named)
+        waiter.named = named is not None
         conn.waiter = waiter
         self.counts.waiting += 1
-        for tube in conn.watch:
+        for tube in waiter.tubes:
             waiters = tube.waiters
             if not tube.waiting:
                 waiters.clear()  # every queued entry is stale
@@ -319,7 +355,7 @@ class Engine:
                 waiters.extend(live)
             tube.waiting += 1
             waiters.append(waiter)
-        soonest = conn.soonest_deadline()
+        soonest = None if waiter.named else conn.soonest_deadline()
         when = timeout_at
         if soonest is not None and (when is None or soonest - SAFETY_MARGIN_MS < when):
             when = soonest - SAFETY_MARGIN_MS
@@ -331,9 +367,12 @@ class Engine:
         conn = waiter.conn
         conn.waiter = None
         self.counts.waiting -= 1
-        for tube in conn.watch:
+        for tube in waiter.tubes:
             tube.waiting -= 1
         self.timers.cancel(waiter)
+        if waiter.named:
+            for tube in waiter.tubes:
+                self._unref(tube)
 
     def _serve(self, tube: Tube, now: int) -> None:
         """Hand ready jobs of `tube` to its parked reserves, first come first served."""
@@ -344,7 +383,7 @@ class Engine:
             waiter = waiters.popleft()
             if not waiter.active:
                 continue
-            job = self._best_ready(waiter.conn)
+            job = self._best_in(waiter.tubes)
             assert job is not None
             self._unpark(waiter)
             self._take_out(job)
@@ -531,7 +570,7 @@ class Engine:
 
     def _waiter_due(self, waiter: Waiter, now: int) -> None:
         conn = waiter.conn
-        if self._deadline_soon(conn, now):
+        if not waiter.named and self._deadline_soon(conn, now):
             outcome = DEADLINE_SOON
         elif waiter.timeout_at is not None and now >= waiter.timeout_at:
             outcome = TIMED_OUT

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from beanpod.core.conn import Conn
@@ -31,6 +32,22 @@ TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
     JobState.RESERVED: frozenset({JobState.READY, JobState.DELAYED, JobState.BURIED, None}),
     JobState.BURIED: frozenset({JobState.READY, JobState.RESERVED, None}),
 }
+
+
+class JobExt(Protocol):
+    """Dialect extras carried by a job (Workq uuid/ttl/result, qless data...).
+
+    `KIND` names the codec in EXT_DECODERS; `encode()` gives the bytes the write-ahead
+    log stores with the job, so extras survive a restart like the job itself.
+    """
+
+    KIND: ClassVar[int]
+
+    def encode(self) -> bytes: ...
+
+
+# KIND -> decoder of JobExt.encode() output; each extension registers itself.
+EXT_DECODERS: dict[int, Callable[[bytes], JobExt]] = {}
 
 
 class Job:
@@ -82,7 +99,7 @@ class Job:
         self.releases = 0
         self.buries = 0
         self.kicks = 0
-        self.ext: Any = None  # dialect extras (Workq uuid/ttl/result, qless data); None if unused
+        self.ext: JobExt | None = None  # dialect extras (Workq uuid/ttl/result, qless data); None if unused
 
     def __repr__(self) -> str:
         return f"<Job {self.id} {self.tube.name} {STATE_NAMES[self.state]} pri={self.pri}>"

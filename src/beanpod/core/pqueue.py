@@ -9,6 +9,7 @@ unique before the item (they end with the job id), so items are never compared.
 from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
+from collections.abc import Iterator
 from typing import Any, cast
 
 
@@ -35,6 +36,10 @@ class LazyHeap:
         if len(heap) > 2 * self._live + 64:
             heap[:] = [e for e in heap if e[-1].entry is e]
             heapify(heap)
+
+    def live_entries(self) -> Iterator[tuple[Any, ...]]:
+        """Every live entry, in no particular order (for listings, not per-job paths)."""
+        return (e for e in self._heap if e[-1].entry is e)
 
     def peek(self) -> Any:
         """The item with the smallest key, or None."""

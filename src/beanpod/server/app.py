@@ -52,7 +52,7 @@ class App:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    async def start(self) -> list[str]:
+    async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
         path = self.config.unix_path
@@ -68,7 +68,8 @@ class App:
         for sock in server.sockets:
             name = sock.getsockname()
             addresses.append(name if isinstance(name, str) else f"{name[0]}:{name[1]}")
-        self._install_signals(loop)
+        if install_signals:
+            self._install_signals(loop)
         gc.freeze()  # start-up objects never need collecting
         return addresses
 
@@ -107,8 +108,26 @@ async def run(config: ServerConfig) -> None:
     await app.serve_until_stopped()
 
 
+def raise_fd_limit() -> None:
+    """Allow as many connections as the hard limit permits (beanstalkd spins at 100% CPU
+    when accept() hits EMFILE; we would rather not get there)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
+    if soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # pragma: no cover - some sandboxes refuse
+            pass
+
+
 def serve(config: ServerConfig) -> None:
     """Run the server until SIGTERM/SIGINT."""
+    raise_fd_limit()
     if config.use_uvloop:
         try:
             import uvloop
