@@ -45,7 +45,7 @@ class InProcessServer:
         def run() -> None:
             try:
                 future.set_result(fn(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            except BaseException as exc:  # handed to the caller
                 future.set_exception(exc)
 
         self.loop.call_soon_threadsafe(run)

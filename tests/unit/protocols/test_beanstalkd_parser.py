@@ -37,24 +37,38 @@ CASES: list[tuple[bytes, list[tuple[Any, ...]]]] = [
     (b"delete 18446744073709551616\r\ndelete \r\ndelete\r\n", [BAD, BAD, UNKNOWN]),
     (b"delete 1 \r\ndelete 1x\r\n", [BAD, BAD]),
     (b"release 1 2 3\r\nrelease 1 2\r\nbury 1 2\r\n", [(w.RELEASE, 1, 2, 3), BAD, (w.BURY, 1, 2)]),
-    (b"touch 3\r\nkick-job 4\r\nstats-job 5\r\npeek 6\r\n",
-     [(w.TOUCH, 3), (w.KICK_JOB, 4), (w.STATS_JOB, 5), (w.PEEK, 6)]),  # fmt: skip
-    (b"kick 5\r\nkick 1 x\r\nkick -1\r\nkick +2\r\nkick x\r\n",
-     [(w.KICK, 5), (w.KICK, 1), (w.KICK, 4294967295), (w.KICK, 2), BAD]),  # fmt: skip
+    (
+        b"touch 3\r\nkick-job 4\r\nstats-job 5\r\npeek 6\r\n",
+        [(w.TOUCH, 3), (w.KICK_JOB, 4), (w.STATS_JOB, 5), (w.PEEK, 6)],
+    ),
+    (
+        b"kick 5\r\nkick 1 x\r\nkick -1\r\nkick +2\r\nkick x\r\n",
+        [(w.KICK, 5), (w.KICK, 1), (w.KICK, 4294967295), (w.KICK, 2), BAD],
+    ),
     (b"kick 99999999999999999999\r\nkick\r\n", [BAD, UNKNOWN]),
-    (b"use foo\r\nwatch a-b+c/d;e.f$g_h(i)\r\nignore x\r\n",
-     [(w.USE, "foo"), (w.WATCH, "a-b+c/d;e.f$g_h(i)"), (w.IGNORE, "x")]),  # fmt: skip
+    (
+        b"use foo\r\nwatch a-b+c/d;e.f$g_h(i)\r\nignore x\r\n",
+        [(w.USE, "foo"), (w.WATCH, "a-b+c/d;e.f$g_h(i)"), (w.IGNORE, "x")],
+    ),
     (b"use -foo\r\nuse a b\r\nuse  a\r\nuse a!\r\n", [BAD, BAD, BAD, BAD]),
     (b"use " + b"t" * 200 + b"\r\n", [(w.USE, "t" * 200)]),
     (b"use " + b"t" * 201 + b"\r\n", [BAD]),
-    (b"stats\r\nstatsx\r\nstats-tube default\r\nstats-jobx\r\n",
-     [(w.STATS,), BAD, (w.STATS_TUBE, "default"), BAD]),  # fmt: skip
-    (b"list-tubes\r\nlist-tube-used\r\nlist-tubes-watched\r\nlist-tubesx\r\n",
-     [(w.LIST_TUBES,), (w.LIST_TUBE_USED,), (w.LIST_TUBES_WATCHED,), BAD]),  # fmt: skip
-    (b"peek-ready\r\npeek-delayed\r\npeek-buried\r\npeek-ready \r\npeek\r\n",
-     [(w.PEEK_READY,), (w.PEEK_DELAYED,), (w.PEEK_BURIED,), BAD, UNKNOWN]),  # fmt: skip
-    (b"pause-tube foo 10\r\npause-tube  foo  0\r\npause-tube foo10\r\npause-tube foo 1 \r\n",
-     [(w.PAUSE_TUBE, "foo", 10), (w.PAUSE_TUBE, "foo", 0), BAD, BAD]),  # fmt: skip
+    (
+        b"stats\r\nstatsx\r\nstats-tube default\r\nstats-jobx\r\n",
+        [(w.STATS,), BAD, (w.STATS_TUBE, "default"), BAD],
+    ),
+    (
+        b"list-tubes\r\nlist-tube-used\r\nlist-tubes-watched\r\nlist-tubesx\r\n",
+        [(w.LIST_TUBES,), (w.LIST_TUBE_USED,), (w.LIST_TUBES_WATCHED,), BAD],
+    ),
+    (
+        b"peek-ready\r\npeek-delayed\r\npeek-buried\r\npeek-ready \r\npeek\r\n",
+        [(w.PEEK_READY,), (w.PEEK_DELAYED,), (w.PEEK_BURIED,), BAD, UNKNOWN],
+    ),
+    (
+        b"pause-tube foo 10\r\npause-tube  foo  0\r\npause-tube foo10\r\npause-tube foo 1 \r\n",
+        [(w.PAUSE_TUBE, "foo", 10), (w.PAUSE_TUBE, "foo", 0), BAD, BAD],
+    ),
     (b"quit\r\nquitter\r\n", [(w.QUIT,), (w.QUIT,)]),
     (b"\r\nSTATS\r\nfoo\r\n", [UNKNOWN, UNKNOWN, UNKNOWN]),
     (b"stats\x00\r\nuse a\x00b\r\n", [BAD, BAD]),
@@ -62,6 +76,9 @@ CASES: list[tuple[bytes, list[tuple[Any, ...]]]] = [
     (b"x" * 222 + b"\r\nstats\r\n", [UNKNOWN, (w.STATS,)]),  # 224 bytes: the longest line
     (b"x" * 223 + b"\r\nstats\r\n", [BAD, (w.STATS,)]),  # beanstalkd swallows the stats
     (b"x" * 5000 + b"\r\nstats\r\n", [BAD, (w.STATS,)]),
+    (b"stats\rx\r\n", []),  # only the first CR can end a line: wait for more
+    (b"sta\rts\r\n" + b"y" * 230 + b"\r\nstats\r\n", [BAD, (w.STATS,)]),  # as 1.12
+    (b"pause-tube\r\npause-tube -x 1\r\npause-tubex y 1\r\n", [BAD, BAD, BAD]),
 ]
 
 
@@ -91,6 +108,8 @@ def test_byte_by_byte(data: bytes, expected: list[tuple[Any, ...]]) -> None:
 
 @pytest.mark.parametrize(("data", "expected"), CASES, ids=[repr(d[:30]) for d, _ in CASES])
 def test_trailing_partial_command_waits(data: bytes, expected: list[tuple[Any, ...]]) -> None:
+    if not expected:
+        pytest.skip("this input leaves its line open, so nothing can follow it")
     parser = c.Parser()
     parser.feed(data + b"put 1 0 1 5\r\nab")
     got = []
@@ -112,7 +131,9 @@ def test_any_split_gives_the_same_commands(pieces: list[bytes], data: st.DataObj
 @given(st.binary(max_size=600))
 def test_arbitrary_bytes_never_crash_and_lines_resynchronise(junk: bytes) -> None:
     parser = c.Parser()
-    parser.feed(junk.replace(b"put", b"pu") + b"\r\nstats\r\n")
+    # A stray CR keeps a line open until it overflows (as in beanstalkd), so the junk is
+    # CR-free here; the stray-CR cases are pinned in CASES.
+    parser.feed(junk.replace(b"put", b"pu").replace(b"\r", b"") + b"\r\nstats\r\n")
     cmds = []
     while (cmd := parser.next_command()) is not None:
         cmds.append(cmd)

@@ -25,6 +25,7 @@ PUT_TRAILING = b"<put-trailing>"  # put line with trailing bytes (counted, BAD_F
 
 U32_MAX = 0xFFFFFFFF
 U64_MAX = 0xFFFFFFFFFFFFFFFF
+INT_MAX = 0x7FFFFFFF
 
 # beanstalkd's command table, in the order it tests prefixes.
 PREFIX_ORDER: tuple[bytes, ...] = (
@@ -75,12 +76,13 @@ def _u64(verb: bytes, rest: bytes) -> Command:
     return BAD if value > U64_MAX else (verb, value)
 
 
-def _u32(verb: bytes, rest: bytes) -> Command:
+def _timeout(verb: bytes, rest: bytes) -> Command:
+    """reserve-with-timeout's argument as beanstalkd 1.13 reads it: a u32 up to INT_MAX."""
     m = ONE_NUMBER.fullmatch(rest)
     if m is None:
         return BAD
     value = int(m[1])
-    return BAD if value > U32_MAX else (verb, value)
+    return BAD if value > INT_MAX else (verb, value)
 
 
 def _tube_name(verb: bytes, rest: bytes) -> Command:
@@ -119,7 +121,7 @@ def _kick(verb: bytes, rest: bytes) -> Command:
 
 def _pause(verb: bytes, rest: bytes) -> Command:
     m = PAUSE_ARGS.fullmatch(rest)
-    if m is None:
+    if m is None or not NAME_RE.fullmatch(m[1]):
         return BAD
     delay = int(m[2])
     return BAD if delay > U32_MAX else (verb, m[1].decode("ascii"), delay)
@@ -131,7 +133,7 @@ def _quit(verb: bytes, rest: bytes) -> Command:
 
 ARG_PARSERS = {
     w.PEEK: _u64, w.PEEK_READY: _no_args, w.PEEK_DELAYED: _no_args, w.PEEK_BURIED: _no_args,
-    w.RESERVE_WITH_TIMEOUT: _u32, w.RESERVE_JOB: _u64, w.RESERVE: _no_args, w.DELETE: _u64,
+    w.RESERVE_WITH_TIMEOUT: _timeout, w.RESERVE_JOB: _u64, w.RESERVE: _no_args, w.DELETE: _u64,
     w.RELEASE: _release, w.BURY: _bury, w.KICK: _kick, w.KICK_JOB: _u64, w.TOUCH: _u64,
     w.STATS_JOB: _u64, w.STATS_TUBE: _tube_name, w.STATS: _no_args, w.USE: _tube_name,
     w.WATCH: _tube_name, w.IGNORE: _tube_name, w.LIST_TUBES_WATCHED: _no_args,
@@ -193,10 +195,15 @@ class Parser:
 
     def _next_line(self) -> Command | None:
         buf, pos = self._buf, self._pos
-        end = buf.find(b"\r\n", pos, pos + w.MAX_LINE)
-        if end < 0:
+        # Like beanstalkd, a line ends only at its *first* CR, and only if LF follows:
+        # a stray CR keeps the line open until it overflows the 224-byte buffer.
+        end = buf.find(b"\r", pos, pos + w.MAX_LINE - 1)
+        if end < 0 or end + 1 >= len(buf) or buf[end + 1] != 10:
             if len(buf) - pos < w.MAX_LINE:
                 return None
+            # Over-long: drop the full buffer's worth, then up to the next CRLF. Unlike
+            # beanstalkd we keep its 224th byte, so a CR there still ends the line.
+            self._pos = pos + w.MAX_LINE - 1
             self._mode = DISCARD_LINE
             return self.next_command()
         line = bytes(buf[pos:end])

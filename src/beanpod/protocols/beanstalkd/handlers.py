@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from beanpod.core.engine import Engine
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
 from beanpod.protocols.beanstalkd import inspect
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
+KICK_RECORD = 64  # room asked per kicked job (an update record)
 CLOSE = b""  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
@@ -29,6 +31,13 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
     return w.reserved(outcome.id, outcome.body)
 
 
+def _no_room(engine: Engine, nbytes: int = 0) -> bool:
+    """With the WAL on: the disk cannot take the record, so answer OUT_OF_MEMORY before
+    changing anything."""
+    journal = engine.journal
+    return journal is not None and not journal.room(nbytes)
+
+
 def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put <pri> <delay> <ttr> <bytes>\\r\\n<data>\\r\\n"""
     d = s.dialect
@@ -39,6 +48,10 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
         engine.allocate_id()  # beanstalkd has already made the job when it notices
         return w.DRAINING
     _, pri, delay, ttr, body = cmd
+    journal = engine.journal
+    if journal is not None and not journal.room(len(body)):
+        engine.allocate_id()  # beanstalkd spends the id before it finds no room
+        return w.OUT_OF_MEMORY
     job = engine.put(conn, conn.use, pri, delay * 1000, (ttr or 1) * 1000, body, s.now)
     return w.inserted(job.id)
 
@@ -113,6 +126,8 @@ def release(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.RELEASE] += 1
     _, job_id, pri, delay = cmd
+    if job_id in s.conn.reserved and _no_room(d.engine):
+        return w.OUT_OF_MEMORY
     return w.RELEASED if d.engine.release(s.conn, job_id, pri, delay * 1000, s.now) else w.NOT_FOUND
 
 
@@ -120,6 +135,8 @@ def bury(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """bury <id> <pri>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.BURY] += 1
+    if cmd[1] in s.conn.reserved and _no_room(d.engine):
+        return w.OUT_OF_MEMORY
     return w.BURIED if d.engine.bury(s.conn, cmd[1], cmd[2], s.now) else w.NOT_FOUND
 
 
@@ -149,13 +166,18 @@ def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick <bound>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK] += 1
-    return w.kicked(d.engine.kick(s.conn, s.conn.use, cmd[1], s.now))
+    bound = cmd[1]
+    if bound and _no_room(d.engine, min(bound, 4096) * KICK_RECORD):
+        bound = 0  # like beanstalkd, kick only what the log has room for
+    return w.kicked(d.engine.kick(s.conn, s.conn.use, bound, s.now))
 
 
 def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick-job <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK_JOB] += 1
+    if cmd[1] in d.engine.jobs and _no_room(d.engine):
+        return w.OUT_OF_MEMORY
     return w.KICKED if d.engine.kick_job(s.conn, cmd[1], s.now) else w.NOT_FOUND
 
 
@@ -164,6 +186,8 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PAUSE_TUBE] += 1
     _, name, delay = cmd
+    if name in d.engine.tubes and _no_room(d.engine):
+        return w.OUT_OF_MEMORY
     return w.PAUSED if d.engine.pause_tube(s.conn, name, delay * 1000, s.now) else w.NOT_FOUND
 
 

@@ -33,7 +33,7 @@ LIST_TUBES_WATCHED = b"list-tubes-watched"
 LIST_TUBE_USED = b"list-tube-used"
 LIST_TUBES = b"list-tubes"
 QUIT = b"quit"
-PAUSE_TUBE = b"pause-tube "
+PAUSE_TUBE = b"pause-tube"  # no space: 1.12 matches "pause-tubex" too
 
 # Replies.
 OUT_OF_MEMORY = b"OUT_OF_MEMORY\r\n"
