@@ -141,6 +141,18 @@ ARG_PARSERS = {
 }  # fmt: skip
 
 
+# Whole lines that need no parsing, and verbs whose one argument is a job id.
+NO_ARG_LINES: dict[bytes, Command] = {
+    verb: (verb,)
+    for verb in (w.RESERVE, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.STATS,
+                 w.LIST_TUBES, w.LIST_TUBE_USED, w.LIST_TUBES_WATCHED, w.QUIT)
+}  # fmt: skip
+ONE_ID_VERBS: dict[bytes, bytes] = {
+    verb.rstrip(): verb
+    for verb in (w.DELETE, w.TOUCH, w.PEEK, w.RESERVE_JOB, w.KICK_JOB, w.STATS_JOB)
+}
+
+
 class Parser:
     """Incremental parser for one connection."""
 
@@ -208,6 +220,22 @@ class Parser:
             return self.next_command()
         line = bytes(buf[pos:end])
         self._pos = end + 2
+        # Fast paths for well-formed common lines; everything else takes the exact route.
+        cmd = NO_ARG_LINES.get(line)
+        if cmd is not None:
+            return cmd
+        parts = line.split(b" ")
+        if len(parts) == 2:
+            verb = ONE_ID_VERBS.get(parts[0])
+            if verb is not None and parts[1].isdigit() and len(parts[1]) < 20:
+                return (verb, int(parts[1]))
+        elif len(parts) == 5 and parts[0] == b"put":
+            _, p, d, t, n = parts
+            if p.isdigit() and d.isdigit() and t.isdigit() and n.isdigit() and len(line) < 54:
+                return self._put_args(int(p), int(d), int(t), int(n), True)
+        return self._slow_line(line)
+
+    def _slow_line(self, line: bytes) -> Command | None:
         if b"\0" in line:
             return BAD
         verb = _verb(line)
@@ -221,14 +249,17 @@ class Parser:
         m = PUT_ARGS.match(rest)
         if m is None:
             return BAD
-        pri, delay, ttr, size = int(m[1]), int(m[2]), int(m[3]), int(m[4])
+        return self._put_args(int(m[1]), int(m[2]), int(m[3]), int(m[4]), m.end() == len(rest))
+
+    def _put_args(self, pri: int, delay: int, ttr: int, size: int, clean: bool) -> Command | None:
+        """Check put's numbers in beanstalkd's order: range, size limit, trailing bytes."""
         if pri > U32_MAX or delay > U32_MAX or ttr > U32_MAX or size > U32_MAX:
             return BAD
         if size > self._max_job_size:
             self._mode = SKIP
             self._need = size + 2
             return self.next_command()
-        if m.end() != len(rest):
+        if not clean:
             return (PUT_TRAILING,)
         self._mode = BODY
         self._need = size
