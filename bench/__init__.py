@@ -1,0 +1,1 @@
+"""Side-by-side benchmark of beanpod against beanstalkd 1.12 (see README.md)."""
