@@ -8,8 +8,13 @@ import sys
 import click
 
 from beanpod import __version__
+from beanpod.cli_wal import wal
+from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
+from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
+from beanpod.storage.recovery import CorruptLog
+from beanpod.storage.segments import WalLocked
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -70,9 +75,43 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="Accepted for beanstalkd compatibility; does nothing.",
 )
 @click.option("--no-uvloop", is_flag=True, help="Use the standard asyncio event loop.")
+@click.option(
+    "-b",
+    "--binlog-dir",
+    type=click.Path(file_okay=False),
+    help="Keep a write-ahead log in this directory (default: in memory only).",
+)
+@click.option(
+    "-f",
+    "--fsync-ms",
+    default=50,
+    show_default=True,
+    type=click.IntRange(0),
+    help="fsync the log at most every MS milliseconds; 0 fsyncs before replying.",
+)
+@click.option("-F", "--no-fsync", is_flag=True, help="Never fsync the log (leave it to the OS).")
+@click.option(
+    "-s",
+    "--segment-size",
+    default=10485760,
+    show_default=True,
+    type=click.IntRange(4096),
+    help="Bytes per log segment file.",
+)
+@click.option(
+    "--workq-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="TCP port for the Workq protocol, same address as -l; 0 disables it. "
+    "[default: 9922, or a free port when -p 0]",
+)
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
-def serve(address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool) -> None:
-    """Start the server (in memory) on 127.0.0.1:11300."""
+def serve(
+    address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
+    workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
+    segment_size: int,
+) -> None:  # fmt: skip
+    """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.DEBUG if verbose > 1 else logging.INFO,
@@ -82,11 +121,28 @@ def serve(address: str, port: int, max_job_size: int, verbose: int, no_uvloop: b
 
     config = ServerConfig(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
-        use_uvloop=not no_uvloop,
+        use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
+        binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
     )  # fmt: skip
     try:
         run_server(config)
+    except WalLocked as exc:
+        click.echo(f"beanpod: {exc}", err=True)
+        sys.exit(10)  # beanstalkd's status when the binlog is locked
+    except (CorruptLog, RestoreError) as exc:
+        raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {address}:{port}: {exc.strerror}") from exc
     except KeyboardInterrupt:  # pragma: no cover - SIGINT is handled by the server
         pass
+
+
+def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
+    """--workq-port 0 disables Workq; unset means 9922, or a free port when -p 0 (so
+    scripts and tests that ask for free ports never collide on 9922)."""
+    if option is None:
+        return 0 if beanstalkd_port == 0 else WORKQ_PORT
+    return option or None
+
+
+main.add_command(wal)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import URGENT_PRIORITY, Job, JobExt, JobState
+from beanpod.core.job import HELD_STATES, STATE_NAMES, URGENT_PRIORITY, Job, JobExt, JobState
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
@@ -21,7 +21,7 @@ from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, Deliver, ReserveOutco
 DEFAULT_TUBE = "default"
 SAFETY_MARGIN_MS = 1000  # the last second of a reservation (DEADLINE_SOON)
 
-READY, DELAYED, RESERVED, BURIED = JobState
+READY, DELAYED, RESERVED, BURIED = tuple(JobState)[:4]
 
 
 class Engine:
@@ -46,6 +46,9 @@ class Engine:
         # Called as hook(job) when a job carrying extension data (job.ext) is destroyed,
         # so extensions drop their indexes and timers (e.g. the Workq uuid index).
         self.destroy_hooks: list[Callable[[Job], None]] = []
+        # Called as hook(job, now) before a job carrying extension data is kicked, so
+        # extensions see it leave buried/delayed (a kicked failed qless job leaves its group).
+        self.kick_hooks: list[Callable[[Job, int], None]] = []
         self.default_tube = self.tube(DEFAULT_TUBE)
         self.default_tube.refs += 1  # "default" always exists
 
@@ -165,9 +168,11 @@ class Engine:
         now: int,
         job_id: int | None = None,
         ext: JobExt | None = None,
+        held: JobState | None = None,
     ) -> Job:
         """Create a job in `tube`; ready now, or delayed by `delay` ms. TTR is in ms.
-        `ext` (dialect extras) is attached before the put is journalled."""
+        `ext` (dialect extras) is attached before the put is journalled; `held` (one of
+        HELD_STATES) creates it in an extension's state, in no engine queue."""
         if job_id is None:
             job_id = self.allocate_id()
         job = Job(job_id, tube, pri, delay, ttr, body, now)
@@ -177,18 +182,20 @@ class Engine:
         tube.refs += 1
         tube.total_jobs += 1
         self.counts.total_jobs += 1
-        if self.journal is not None:
-            self.journal.record_put(job)
         if self.events is not None:
             self.events.emit(
                 now, "put", job_id, tube.name, conn.id if conn else None,
                 pri=pri, delay_ms=delay, ttr_ms=ttr, bytes=len(body),
                 uuid=getattr(ext, "uuid_text", None),
             )  # fmt: skip
-        if delay > 0:
+        if held is not None:
+            job.state = held
+        elif delay > 0:
             self._make_delayed(job, now + delay)
         else:
             self._make_ready(job, now)
+        if self.journal is not None:  # after placing it: the record holds its state
+            self.journal.record_put(job)
         return job
 
     # ---- state changes (the only places that move a job between states) ----------------
@@ -239,11 +246,13 @@ class Engine:
         elif state is BURIED:
             del tube.buried[job.id]
             counts.buried -= 1
+        elif state in HELD_STATES:
+            pass  # an extension holds it; its destroy hook or move forgets it
         else:  # pragma: no cover - reserved jobs leave through _unreserve
             raise AssertionError(f"cannot take out {job!r}")
 
-    def _reserve(self, conn: Conn, job: Job, now: int) -> None:
-        """Hand a job that is in no queue to `conn`."""
+    def _reserve(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
+        """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
         job.state = RESERVED
         job.reserver = conn
         job.reserves += 1
@@ -257,7 +266,7 @@ class Engine:
         self.counts.reserved += 1
         self.timers.arm(deadline, TTR_EXPIRY, job)
         if self.events is not None:
-            self.events.emit(now, "reserve", job.id, job.tube.name, conn.id, worker=None)
+            self.events.emit(now, "reserve", job.id, job.tube.name, conn.id, worker=worker)
 
     def _unreserve(self, job: Job) -> Conn:
         conn = job.reserver
@@ -393,7 +402,7 @@ class Engine:
     def reserve_job(self, conn: Conn, job_id: int, now: int) -> Job | None:
         """Reserve a specific ready, delayed or buried job (beanstalkd 1.12 reserve-job)."""
         job = self.jobs.get(job_id)
-        if job is None or job.state is RESERVED:
+        if job is None or job.state is RESERVED or job.state in HELD_STATES:
             return None
         self.set_worker(conn)
         self._take_out(job)
@@ -423,7 +432,7 @@ class Engine:
         if self.events is not None:
             self.events.emit(
                 now, "delete", job_id, job.tube.name, conn.id if conn else None,
-                state=("ready", "delayed", "reserved", "buried")[state],
+                state=STATE_NAMES[state],
             )  # fmt: skip
         self._destroy(job)
         return True
@@ -436,8 +445,6 @@ class Engine:
         job.pri = pri
         job.delay = delay
         job.releases += 1
-        if self.journal is not None:
-            self.journal.record_update(job)
         if self.events is not None:
             self.events.emit(
                 now, "release", job_id, job.tube.name, conn.id, pri=pri, delay_ms=delay
@@ -446,6 +453,8 @@ class Engine:
             self._make_delayed(job, now + delay)
         else:
             self._make_ready(job, now)
+        if self.journal is not None:
+            self.journal.record_update(job)
         return True
 
     def bury(self, conn: Conn, job_id: int, pri: int, now: int) -> bool:
@@ -482,15 +491,18 @@ class Engine:
 
     def _kick(self, job: Job, now: int, conn: Conn | None) -> None:
         origin = "buried" if job.state is BURIED else "delayed"
+        if job.ext is not None:
+            for hook in self.kick_hooks:
+                hook(job, now)
         self._take_out(job)
         job.kicks += 1
-        if self.journal is not None:
-            self.journal.record_update(job)
         if self.events is not None:
             self.events.emit(
                 now, "kick", job.id, job.tube.name, conn.id if conn else None, **{"from": origin}
             )
         self._make_ready(job, now)
+        if self.journal is not None:
+            self.journal.record_update(job)
 
     def kick(self, conn: Conn | None, tube: Tube, bound: int, now: int) -> int:
         """Kick up to `bound` jobs of `tube`: buried ones if any, else delayed ones."""

@@ -20,17 +20,33 @@ class JobState(IntEnum):
     DELAYED = 1
     RESERVED = 2
     BURIED = 3
+    # Held by an extension (qless), in no engine queue: reserve never hands them out,
+    # kick ignores them, peek and stats-job show them, delete removes them.
+    DEPENDS = 4  # waiting for other jobs to complete
+    COMPLETE = 5  # finished, kept for its history until completed-job expiry
+    RECUR = 6  # a recurring-job template that spawns children
 
 
-STATE_NAMES: tuple[str, ...] = ("ready", "delayed", "reserved", "buried")
+STATE_NAMES: tuple[str, ...] = (
+    "ready", "delayed", "reserved", "buried", "depends", "complete", "recur"
+)  # fmt: skip
+HELD_STATES = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
 
 # Allowed transitions; None is "does not exist" (before put, after delete).
+# qless moves (re-put, complete-with-next, unfail, dependency unlock) add the edges
+# marked "qless"; plain beanstalkd and Workq use only the first ones.
+_R, _D, _V, _B = JobState.READY, JobState.DELAYED, JobState.RESERVED, JobState.BURIED
+_DEP, _DONE, _REC = JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR
 TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
-    None: frozenset({JobState.READY, JobState.DELAYED}),
-    JobState.READY: frozenset({JobState.RESERVED, None}),
-    JobState.DELAYED: frozenset({JobState.READY, JobState.RESERVED, None}),
-    JobState.RESERVED: frozenset({JobState.READY, JobState.DELAYED, JobState.BURIED, None}),
-    JobState.BURIED: frozenset({JobState.READY, JobState.RESERVED, None}),
+    None: frozenset({_R, _D, _DEP, _REC}),
+    # Workq: _R/_D -> _DONE (complete and fail need no lease)
+    _R: frozenset({_V, None, _D, _DEP, _DONE}),  # qless: _D, _DEP (re-put)
+    _D: frozenset({_R, _V, None, _DEP, _DONE}),  # qless: _DEP
+    _V: frozenset({_R, _D, _B, None, _DEP, _DONE}),  # qless: _DEP, _DONE (complete)
+    _B: frozenset({_R, _V, None, _D, _DEP}),  # qless: _D, _DEP (re-put)
+    _DEP: frozenset({_R, _D, None}),
+    _DONE: frozenset({_R, _D, _DEP, None}),
+    _REC: frozenset({None}),
 }
 
 
@@ -66,6 +82,7 @@ class Job:
         "delay",
         "entry",
         "ext",
+        "file",
         "id",
         "kicks",
         "pri",
@@ -99,7 +116,8 @@ class Job:
         self.releases = 0
         self.buries = 0
         self.kicks = 0
-        self.ext: JobExt | None = None  # dialect extras (Workq uuid/ttl/result, qless data); None if unused
+        self.file = 0  # WAL segment holding its latest full record (stats-job `file`)
+        self.ext: JobExt | None = None  # dialect extras (Workq, qless); None if unused
 
     def __repr__(self) -> str:
         return f"<Job {self.id} {self.tube.name} {STATE_NAMES[self.state]} pri={self.pri}>"

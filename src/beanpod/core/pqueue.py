@@ -8,8 +8,8 @@ unique before the item (they end with the job id), so items are never compared.
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
 from collections.abc import Iterator
+from heapq import heapify, heappop, heappush
 from typing import Any, cast
 
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
 import sys
 
 from beanpod.core.engine import Engine
+from beanpod.core.workq import Workq
 from beanpod.protocols.beanstalkd.context import Dialect
+from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server.clock import Clock
 from beanpod.server.config import ServerConfig
+from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.info import ProcessInfo
 from beanpod.server.session import BeanstalkdSession
+from beanpod.server.workq_session import WorkqSession
+from beanpod.storage.segments import FileIO
 
 log = logging.getLogger("beanpod")
 
@@ -24,12 +30,19 @@ class App:
         self.clock = Clock()
         self.engine = Engine()
         self.info = ProcessInfo(self.clock.now())
+        self.info.binlog_max_size = config.segment_size
         self.dialect = Dialect(self.engine, self.info, config.max_job_size)
         self.sessions: set[BeanstalkdSession] = set()
+        self.workq = Workq(self.engine)
+        self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        self.workq_sessions: set[WorkqSession] = set()
+        self.workq_addresses: list[str] = []
         self.servers: list[asyncio.Server] = []
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
+        self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.wal_io: FileIO | None = None  # tests inject faulty files here
 
     # ---- the ticker: one armed loop timer for the engine's earliest deadline ----------
 
@@ -55,6 +68,7 @@ class App:
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
+        self._open_wal()
         path = self.config.unix_path
         if path is not None:
             server = await loop.create_unix_server(lambda: BeanstalkdSession(self), path)
@@ -64,14 +78,34 @@ class App:
                 backlog=1024, reuse_address=True,
             )  # fmt: skip
         self.servers.append(server)
-        addresses = []
-        for sock in server.sockets:
-            name = sock.getsockname()
-            addresses.append(name if isinstance(name, str) else f"{name[0]}:{name[1]}")
+        addresses = _addresses(server)
+        await self._start_workq()
         if install_signals:
             self._install_signals(loop)
         gc.freeze()  # start-up objects never need collecting
         return addresses
+
+    async def _start_workq(self) -> None:
+        """The Workq listener: same address (a UNIX socket gets a `.workq` suffix)."""
+        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
+        self.rearm()  # their TTL timers
+        port = self.config.workq_port
+        if port is None:
+            return
+        loop = asyncio.get_running_loop()
+        path = self.config.unix_path
+
+        def session() -> WorkqSession:
+            return WorkqSession(self, self.workq_dialect)
+
+        if path is not None:
+            server = await loop.create_unix_server(session, path + ".workq")
+        else:
+            server = await loop.create_server(
+                session, self.config.address, port, backlog=1024, reuse_address=True
+            )
+        self.servers.append(server)
+        self.workq_addresses = _addresses(server)
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         if sys.platform == "win32":  # pragma: no cover
@@ -79,6 +113,13 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+
+    def _open_wal(self) -> None:
+        """With -b DIR: restore the engine from the log before anyone connects."""
+        if self.config.binlog_dir is not None and self.wal is None:
+            self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+            self.info.wal = self.wal
+            self.rearm()
 
     def drain(self) -> None:
         """SIGUSR1: refuse new jobs (put answers DRAINING) until restart."""
@@ -93,9 +134,14 @@ class App:
         log.info("shutting down")
         for server in self.servers:
             server.close()
+        if self.wal is not None:  # flush and fsync; held replies go out first
+            await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):
             if session.transport is not None:
                 session.transport.close()
+        for wq_session in list(self.workq_sessions):
+            if wq_session.transport is not None:
+                wq_session.transport.close()
         for server in self.servers:
             await server.wait_closed()
 
@@ -105,7 +151,17 @@ async def run(config: ServerConfig) -> None:
     addresses = await app.start()
     for address in addresses:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
+    for address in app.workq_addresses:
+        log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
     await app.serve_until_stopped()
+
+
+def _addresses(server: asyncio.Server) -> list[str]:
+    addresses = []
+    for sock in server.sockets:
+        name = sock.getsockname()
+        addresses.append(name if isinstance(name, str) else f"{name[0]}:{name[1]}")
+    return addresses
 
 
 def raise_fd_limit() -> None:
@@ -119,10 +175,8 @@ def raise_fd_limit() -> None:
     if hard == resource.RLIM_INFINITY:
         hard = 1 << 20
     if soft < hard:
-        try:
+        with contextlib.suppress(ValueError, OSError):  # some sandboxes refuse
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):  # pragma: no cover - some sandboxes refuse
-            pass
 
 
 def serve(config: ServerConfig) -> None:

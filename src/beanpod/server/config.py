@@ -15,6 +15,11 @@ class ServerConfig:
     max_job_size: int = 65535
     verbose: int = 0
     use_uvloop: bool = True
+    binlog_dir: str | None = None  # -b: write-ahead log directory (None: in memory only)
+    fsync_ms: int = 50  # -f: fsync at most every MS ms; 0 fsyncs before each reply
+    no_fsync: bool = False  # -F: never fsync
+    segment_size: int = 10485760  # -s: bytes per WAL segment
+    workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
 
     @property
     def unix_path(self) -> str | None:

@@ -6,9 +6,13 @@ import os
 import platform
 import resource
 import secrets
+from typing import TYPE_CHECKING
 
 from beanpod import __version__
 from beanpod.core.job import Job
+
+if TYPE_CHECKING:
+    from beanpod.server.durability import Durability
 
 
 class ProcessInfo:
@@ -21,6 +25,8 @@ class ProcessInfo:
         self.os_name = uname.version
         self.platform = uname.machine or platform.machine()
         self._started_at = started_at
+        self.wal: Durability | None = None  # set when the server runs with -b DIR
+        self.binlog_max_size = 10485760  # -s, shown even without -b (as beanstalkd)
 
     def rusage(self) -> tuple[float, float]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -30,7 +36,10 @@ class ProcessInfo:
         return (now - self._started_at) // 1000
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
-        return (0, 0, 0, 0, 10485760)
+        """(oldest index, current index, records migrated, records written, max size)."""
+        if self.wal is None:
+            return (0, 0, 0, 0, self.binlog_max_size)
+        return self.wal.binlog_stats()
 
     def job_file(self, job: Job) -> int:
-        return 0
+        return job.file if self.wal is not None else 0

@@ -30,6 +30,7 @@ class BeanstalkdSession(asyncio.Protocol):
         self.parked = False  # a reserve is waiting; later commands wait behind it
         self.eof = False
         self.closed = False
+        self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
@@ -49,8 +50,7 @@ class BeanstalkdSession(asyncio.Protocol):
         if self.parked:
             self.app.engine.cancel_wait(self.conn)
             self.parked = False
-            assert self.transport is not None
-            self.transport.write(wire.TIMED_OUT)
+            self._send(wire.TIMED_OUT)
             self.now = self.app.clock.now()
             self._run()
         return False
@@ -76,7 +76,7 @@ class BeanstalkdSession(asyncio.Protocol):
         self.parked = False
         if self.closed or self.transport is None:
             return
-        self.transport.write(encode_outcome(outcome))
+        self._send(encode_outcome(outcome))
         if self.parser.buffered:
             asyncio.get_running_loop().call_soon(self._resume)
 
@@ -86,14 +86,29 @@ class BeanstalkdSession(asyncio.Protocol):
             self._run()
             self.app.rearm()
 
+    def _send(self, data: bytes) -> None:
+        """Write now, unless earlier replies are still held for the WAL (keep order)."""
+        wal = self.app.wal
+        if self.held and wal is not None:
+            wal.commit.hold(self, data)
+        elif self.transport is not None:
+            self.transport.write(data)
+
     def _run(self) -> None:
-        """Run every complete buffered command; write their replies at once."""
+        """Run every complete buffered command; write their replies at once (once their
+        records are written, when the WAL is on)."""
+        wal = self.app.wal
+        mark = 0 if wal is None else wal.appended
         out: list[bytes] = []
         next_command = self.parser.next_command
         handlers = HANDLERS
         close = False
         while (cmd := next_command()) is not None:
-            reply = handlers[cmd[0]](self, cmd)
+            try:
+                reply = handlers[cmd[0]](self, cmd)
+            except Exception:  # a bug must cost one reply, never the server or the connection
+                log.exception("conn %d: internal error on %r", self.conn.id, cmd[0])
+                reply = wire.INTERNAL_ERROR
             if reply is None:
                 if not self.eof:
                     self.parked = True
@@ -106,6 +121,9 @@ class BeanstalkdSession(asyncio.Protocol):
             out.append(reply)
         transport = self.transport
         assert transport is not None
+        if wal is not None and (self.held or wal.appended != mark) and (out or close):
+            wal.commit.hold(self, b"".join(out), close)
+            return
         if out:
             transport.write(out[0] if len(out) == 1 else b"".join(out))
         if close:

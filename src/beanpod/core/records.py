@@ -1,0 +1,187 @@
+"""The job <-> WAL record codec. Pure: bytes in, bytes out, no I/O.
+
+Payload layouts (little-endian; the first byte is the record type; see docs/wal.md):
+
+    PUT      id pri delay ttr created deadline state counters[5] ext_kind tube_len ext_len
+             + tube name + ext bytes + body          (a job's full image; body stored once)
+    UPDATE   id pri delay ttr deadline state counters[5] ext_kind ext_len + ext bytes
+    DELETE   id
+    PAUSE    pause_ms pause_until name_len + tube name
+    NEXT_ID  next job id (leads every segment, so ids survive the segments they came from)
+
+Times are wall-clock milliseconds. ext_kind 0 means "no extension"; otherwise the bytes
+are `job.ext.encode()` and are decoded with `EXT_DECODERS[ext_kind]`.
+Type codes are never reused; a new field means a new type code or a new format version.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from beanpod.core.job import Job
+    from beanpod.core.tube import Tube
+
+PUT, UPDATE, DELETE, PAUSE, NEXT_ID = 1, 2, 3, 4, 5
+TYPE_NAMES = {PUT: "put", UPDATE: "update", DELETE: "delete", PAUSE: "pause", NEXT_ID: "next-id"}
+
+_PUT = struct.Struct("<BQqqqqqB5IHHI")
+_UPDATE = struct.Struct("<BQqqqqB5IHI")
+_DELETE = struct.Struct("<BQ")
+_PAUSE = struct.Struct("<BqqH")
+_NEXT_ID = struct.Struct("<BQ")
+
+DELETE_SIZE = _DELETE.size
+UPDATE_SIZE = _UPDATE.size  # plus the extension's bytes
+PUT_OVERHEAD = _PUT.size  # plus tube name, extension and body
+
+
+class RecordError(Exception):
+    """A payload this codec cannot decode."""
+
+
+class PutRecord(NamedTuple):
+    id: int
+    tube: str
+    pri: int
+    delay: int
+    ttr: int
+    created: int
+    deadline: int
+    state: int
+    counters: tuple[int, int, int, int, int]  # reserves timeouts releases buries kicks
+    ext_kind: int
+    ext: bytes
+    body: bytes
+
+
+class UpdateRecord(NamedTuple):
+    id: int
+    pri: int
+    delay: int
+    ttr: int
+    deadline: int
+    state: int
+    counters: tuple[int, int, int, int, int]
+    ext_kind: int
+    ext: bytes
+
+
+class DeleteRecord(NamedTuple):
+    id: int
+
+
+class PauseRecord(NamedTuple):
+    tube: str
+    pause_ms: int
+    pause_until: int
+
+
+class NextIdRecord(NamedTuple):
+    next_id: int
+
+
+Record = PutRecord | UpdateRecord | DeleteRecord | PauseRecord | NextIdRecord
+
+
+def _ext(job: Job) -> tuple[int, bytes]:
+    ext = job.ext
+    return (0, b"") if ext is None else (ext.KIND, ext.encode())
+
+
+def encode_put(job: Job) -> bytes:
+    kind, ext = _ext(job)
+    name = job.tube.name_bytes
+    head = _PUT.pack(
+        PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state,
+        job.reserves, job.timeouts, job.releases, job.buries, job.kicks,
+        kind, len(name), len(ext),
+    )  # fmt: skip
+    return b"".join((head, name, ext, job.body))
+
+
+def encode_update(job: Job) -> bytes:
+    kind, ext = _ext(job)
+    head = _UPDATE.pack(
+        UPDATE, job.id, job.pri, job.delay, job.ttr, job.deadline, job.state,
+        job.reserves, job.timeouts, job.releases, job.buries, job.kicks, kind, len(ext),
+    )  # fmt: skip
+    return head + ext if ext else head
+
+
+def encode_delete(job_id: int) -> bytes:
+    return _DELETE.pack(DELETE, job_id)
+
+
+def encode_pause(tube: Tube) -> bytes:
+    name = tube.name_bytes
+    return _PAUSE.pack(PAUSE, tube.pause_ms, tube.pause_until, len(name)) + name
+
+
+def encode_next_id(next_id: int) -> bytes:
+    return _NEXT_ID.pack(NEXT_ID, next_id)
+
+
+def decode(payload: bytes) -> Record:
+    """Decode one payload; raise RecordError if it is not a record this codec knows."""
+    if not payload:
+        raise RecordError("empty record")
+    decoder = _DECODERS.get(payload[0])
+    if decoder is None:
+        raise RecordError(f"unknown record type {payload[0]}")
+    try:
+        return decoder(payload)
+    except (struct.error, UnicodeDecodeError, ValueError) as exc:
+        raise RecordError(f"malformed {TYPE_NAMES[payload[0]]} record: {exc}") from exc
+
+
+def _decode_put(p: bytes) -> PutRecord:
+    (_, jid, pri, delay, ttr, created, deadline, state, r, t, rel, b, k,
+     kind, name_len, ext_len) = _PUT.unpack_from(p)  # fmt: skip
+    at = _PUT.size
+    name = p[at : at + name_len].decode()
+    at += name_len
+    ext = p[at : at + ext_len]
+    at += ext_len
+    if len(ext) != ext_len or len(name) != name_len:
+        raise ValueError("record shorter than its lengths")
+    counters = (r, t, rel, b, k)
+    return PutRecord(jid, name, pri, delay, ttr, created, deadline, state, counters, kind, ext,
+                     p[at:])  # fmt: skip
+
+
+def _decode_update(p: bytes) -> UpdateRecord:
+    _, jid, pri, delay, ttr, deadline, state, r, t, rel, b, k, kind, ext_len = _UPDATE.unpack_from(
+        p
+    )
+    ext = p[_UPDATE.size :]
+    if len(ext) != ext_len:
+        raise ValueError("extension length mismatch")
+    return UpdateRecord(jid, pri, delay, ttr, deadline, state, (r, t, rel, b, k), kind, ext)
+
+
+def _decode_pause(p: bytes) -> PauseRecord:
+    _, ms, until, name_len = _PAUSE.unpack_from(p)
+    name = p[_PAUSE.size :]
+    if len(name) != name_len:
+        raise ValueError("name length mismatch")
+    return PauseRecord(name.decode(), ms, until)
+
+
+def _decode_delete(p: bytes) -> DeleteRecord:
+    return DeleteRecord(_DELETE.unpack(p)[1])
+
+
+def _decode_next_id(p: bytes) -> NextIdRecord:
+    return NextIdRecord(_NEXT_ID.unpack(p)[1])
+
+
+_DECODERS: dict[int, Callable[[bytes], Record]] = {
+    PUT: _decode_put,
+    UPDATE: _decode_update,
+    DELETE: _decode_delete,
+    PAUSE: _decode_pause,
+    NEXT_ID: _decode_next_id,
+}

@@ -1,0 +1,32 @@
+"""What a Workq handler sees: the engine's Workq state, the connection, server facts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
+    from beanpod.core.engine import Engine
+    from beanpod.core.workq import Wait, Workq
+
+
+class Dialect:
+    """State shared by every Workq connection of one server."""
+
+    def __init__(self, engine: Engine, workq: Workq, started_at: int) -> None:
+        self.engine = engine
+        self.workq = workq
+        self.started_at = started_at  # epoch ms, for `inspect server` started
+
+
+class Context(Protocol):
+    """One connection's session as handlers use it."""
+
+    dialect: Dialect
+    conn: Conn
+    now: int
+    wait: Wait | None  # the parked run/result, cancelled if the connection closes
+
+    def deliver(self, reply: bytes) -> None:
+        """Answer this session's parked command (lease, run, result) and resume it."""
+        ...

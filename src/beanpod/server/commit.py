@@ -1,0 +1,184 @@
+"""Group commit: one write per loop turn for every connection's records, fsyncs in a
+worker thread, and replies held until what they acknowledge is on disk.
+
+A session whose batch produced records hands its replies to `hold()` instead of writing
+them. The flush (scheduled with call_soon when the first record of a turn is appended)
+writes all records at once; then held replies go out, or, with `-f 0`, wait for the
+next fsync to finish in the worker thread. Anything a session sends later queues behind
+its held replies, so each connection still sees its replies in order. Batches without
+records are never delayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import Any, Protocol
+
+from beanpod.storage.wal import SyncJob, WalWriter
+
+log = logging.getLogger("beanpod.wal")
+
+RETRY_SECONDS = 0.1  # how soon a failed write or fsync is tried again
+
+
+class Holder(Protocol):
+    """A session whose replies can be held: `held` counts its replies waiting here."""
+
+    held: int
+    closed: bool
+    transport: asyncio.Transport | None
+
+
+Held = tuple[Holder, bytes, bool]  # session, reply bytes, close after writing
+
+
+class GroupCommit:
+    def __init__(
+        self, writer: WalWriter, fsync_ms: int | None, before_flush: Callable[[], None]
+    ) -> None:
+        """fsync_ms: 0 = fsync before replying, N = at most every N ms, None = never."""
+        self.writer = writer
+        self.always = fsync_ms == 0
+        self.interval = None if not fsync_ms else fsync_ms / 1000
+        self.before_flush = before_flush
+        self.loop = asyncio.get_running_loop()
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="beanpod-wal")
+        self.scheduled = False
+        self.waiting_write: list[Held] = []
+        self.waiting_sync: deque[tuple[int, list[Held]]] = deque()
+        self.write_epoch = 0
+        self.sync_future: asyncio.Future[None] | None = None
+        self.sync_again = False
+        self.last_sync = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.retry: asyncio.TimerHandle | None = None
+
+    def schedule(self) -> None:
+        """Flush at the end of this loop turn (called on a turn's first record)."""
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self.flush)
+
+    def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
+        session.held += 1
+        self.waiting_write.append((session, data, close))
+        self.schedule()
+
+    # ---- writing -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        self.scheduled = False
+        writer = self.writer
+        if writer.failed is None or writer.pending:
+            self.before_flush()
+        wrote = bool(writer.pending)
+        if not writer.flush():
+            self._retry_later()
+            return
+        held, self.waiting_write = self.waiting_write, []
+        if not self.always:
+            _release(held)
+            if writer.drops:
+                self._start_sync()
+            elif wrote and self.interval is not None:
+                self._interval_sync()
+        elif wrote or writer.sync_needed():
+            self.write_epoch += 1
+            if held:
+                self.waiting_sync.append((self.write_epoch, held))
+            self._start_sync()
+        elif held:  # replies queued behind earlier held ones: release with those
+            if self.waiting_sync:
+                self.waiting_sync[-1][1].extend(held)
+            else:
+                _release(held)
+
+    def _retry_later(self) -> None:
+        if self.retry is None:
+            self.retry = self.loop.call_later(RETRY_SECONDS, self._retry)
+
+    def _retry(self) -> None:
+        self.retry = None
+        self.flush()
+        if self.writer.failed is None and self.writer.sync_needed():
+            self._start_sync()
+
+    # ---- syncing -----------------------------------------------------------------------
+
+    def _interval_sync(self) -> None:
+        elapsed = self.loop.time() - self.last_sync
+        assert self.interval is not None
+        if elapsed >= self.interval:
+            self._start_sync()
+        elif self.timer is None:
+            self.timer = self.loop.call_later(self.interval - elapsed, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self.timer = None
+        if self.writer.sync_needed():
+            self._start_sync()
+
+    def _start_sync(self) -> None:
+        if self.sync_future is not None:
+            self.sync_again = True
+            return
+        job = self.writer.take_sync()
+        self.last_sync = self.loop.time()
+        future = self.loop.run_in_executor(self.executor, job.run)
+        future.add_done_callback(partial(self._sync_done, job, self.write_epoch))
+        self.sync_future = future
+
+    def _sync_done(self, job: SyncJob, epoch: int, future: Future[None] | Any) -> None:
+        self.sync_future = None
+        exc = None if future.cancelled() else future.exception()
+        if exc is not None:
+            if not isinstance(exc, OSError):
+                exc = OSError(str(exc))
+            self.writer.sync_failed(job, exc)
+            self._retry_later()
+            return
+        waiting = self.waiting_sync
+        while waiting and waiting[0][0] <= epoch:
+            _release(waiting.popleft()[1])
+        if self.sync_again or waiting or self.writer.drops:
+            self.sync_again = False
+            self._start_sync()
+
+    # ---- shutdown ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Write and fsync everything, then stop the worker thread."""
+        for handle in (self.timer, self.retry):
+            if handle is not None:
+                handle.cancel()
+        self.flush()
+        while self.sync_future is not None:
+            await asyncio.wait([self.sync_future])
+            await asyncio.sleep(0)  # let its done-callback run
+        if self.writer.pending:
+            log.error("WAL: %d unwritten chunks dropped at shutdown (never acknowledged)",
+                      len(self.writer.pending))  # fmt: skip
+        else:
+            try:
+                await self.loop.run_in_executor(self.executor, self.writer.take_sync().run)
+            except OSError as exc:
+                log.error("WAL: final fsync failed: %s", exc)
+            else:  # everything is on disk: the held replies may go out
+                _release(self.waiting_write + [h for _, b in self.waiting_sync for h in b])
+        self.executor.shutdown(wait=True)
+
+
+def _release(batch: list[Held]) -> None:
+    for session, data, close in batch:
+        session.held -= 1
+        transport = session.transport
+        if transport is None or session.closed:
+            continue
+        transport.write(data)
+        if close:
+            transport.close()

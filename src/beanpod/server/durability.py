@@ -1,0 +1,268 @@
+"""The engine's Journal, backed by the write-ahead log (`beanpod serve -b DIR`).
+
+Turns engine mutations into records (core/records.py), places them with the WalWriter,
+keeps the compaction ledger (which segment pins which live job or paused tube), and
+migrates live records forward so old segments can be dropped. Recovery at start-up reads
+the directory back and restores the engine (core/restore.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from beanpod.core.engine import Engine
+from beanpod.core.job import Job
+from beanpod.core.records import (
+    DELETE_SIZE,
+    PUT_OVERHEAD,
+    Record,
+    RecordError,
+    decode,
+    encode_delete,
+    encode_next_id,
+    encode_pause,
+    encode_put,
+    encode_update,
+)
+from beanpod.core.restore import Restored, restore
+from beanpod.core.tube import MAX_TUBE_NAME, Tube
+from beanpod.server.commit import GroupCommit
+from beanpod.server.config import ServerConfig
+from beanpod.storage import compaction
+from beanpod.storage.framing import FRAME_SIZE, frame
+from beanpod.storage.recovery import CorruptLog, LogReader
+from beanpod.storage.segments import DirLock, FileIO
+from beanpod.storage.wal import WalWriter
+
+log = logging.getLogger("beanpod.wal")
+
+DELETE_FRAME = FRAME_SIZE + DELETE_SIZE
+# Room asked for beyond a mutation's body: record header, tube name, its future delete.
+ROOM_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + DELETE_FRAME + 64
+
+
+@dataclass(frozen=True)
+class WalSettings:
+    directory: Path
+    fsync_ms: int | None = 50  # 0: before every reply; None: never (-F)
+    segment_size: int = 10485760
+
+
+class Durability:
+    def __init__(self, engine: Engine, settings: WalSettings, io: FileIO | None = None) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.io = io
+        self.ledger = compaction.Ledger()
+        self.pause_file: dict[str, int] = {}  # paused tube -> segment of its pause record
+        self.appended = 0  # records appended so far (sessions compare it around a batch)
+        self.records_migrated = 0
+        self._written_mark = 0
+        self.lock: DirLock | None = None
+        self.writer: WalWriter
+        self.commit: GroupCommit
+
+    # ---- start-up ----------------------------------------------------------------------
+
+    def open(self, now: int) -> Restored:
+        """Lock the directory, restore the engine from it, and start a new segment.
+        Must run inside the event loop; raises WalLocked or CorruptLog."""
+        directory = self.settings.directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.lock = DirLock(directory)
+        try:
+            reader = LogReader(directory)
+            restored = restore(self.engine, self._decoded(reader), now)
+            old, first_index = self._tidy(reader)
+        except BaseException:
+            self.lock.release()
+            raise
+        fsync_ms = self.settings.fsync_ms
+        self.writer = writer = WalWriter(
+            directory, self.settings.segment_size, first_index, old, self.io,
+            keep_unsynced=fsync_ms is not None,
+        )  # fmt: skip
+        writer.on_new_segment = self._watermark
+        for job in self.engine.jobs.values():
+            size = FRAME_SIZE + PUT_OVERHEAD + len(job.tube.name_bytes) + len(job.body)
+            self.ledger.add(job, job.file, size)
+        for name, file in restored.paused.items():
+            self.ledger.add(name, file, FRAME_SIZE + 64)
+            self.pause_file[name] = file
+        writer.reserved = len(self.engine.jobs) * DELETE_FRAME
+        if not writer.room(0):
+            log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
+        self.commit = GroupCommit(writer, fsync_ms, self._compact)
+        self.engine.journal = self
+        log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
+                 restored.next_id)  # fmt: skip
+        return restored
+
+    def _decoded(self, reader: LogReader) -> Iterator[tuple[int, Record]]:
+        paths = dict(reader.segments)
+        for index, offset, payload in reader.records(strict=True):
+            try:
+                yield index, decode(payload)
+            except RecordError as exc:
+                raise CorruptLog(paths[index], offset, str(exc)) from exc
+
+    def _tidy(self, reader: LogReader) -> tuple[list[tuple[int, Path, int]], int]:
+        """Drop segments without records, cut torn tails and unused preallocated space."""
+        old = []
+        last = max((r.index for r in reader.reports), default=0)
+        for report in reader.reports:
+            if report.records == 0:
+                os.unlink(report.path)
+                continue
+            if report.size > report.end:
+                os.truncate(report.path, report.end)
+            old.append((report.index, report.path, report.end))
+        return old, last + 1
+
+    def _watermark(self) -> bytes:
+        return frame(encode_next_id(self.engine.next_id))
+
+    # ---- the Journal ---------------------------------------------------------------------
+
+    def room(self, nbytes: int) -> bool:
+        """Can a mutation carrying `nbytes` of body be recorded (and later deleted)?"""
+        return self.writer.room(nbytes + ROOM_MARGIN)
+
+    def record_put(self, job: Job) -> None:
+        record = frame(encode_put(job))
+        writer = self.writer
+        job.file = seg = writer.append(record)
+        self.ledger.add(job, seg, len(record))
+        writer.reserved += DELETE_FRAME
+        self.appended += 1
+        if not self.commit.scheduled:
+            self.commit.schedule()
+
+    def record_update(self, job: Job) -> None:
+        self.writer.append(frame(encode_update(job)))
+        self.appended += 1
+        if not self.commit.scheduled:
+            self.commit.schedule()
+
+    def record_delete(self, job: Job) -> None:
+        writer = self.writer
+        writer.append(frame(encode_delete(job.id)))
+        writer.reserved -= DELETE_FRAME
+        self.ledger.remove(job, job.file)
+        self.appended += 1
+        if not self.commit.scheduled:
+            self.commit.schedule()
+
+    def record_pause(self, tube: Tube) -> None:
+        record = frame(encode_pause(tube))
+        seg = self.writer.append(record)
+        old = self.pause_file.pop(tube.name, None)
+        if old is not None:
+            self.ledger.remove(tube.name, old)
+        if tube.pause_ms:
+            self.ledger.add(tube.name, seg, len(record))
+            self.pause_file[tube.name] = seg
+        self.appended += 1
+        self.commit.schedule()
+
+    # ---- compaction (runs before each flush) -------------------------------------------
+
+    def _compact(self) -> None:
+        writer, ledger = self.writer, self.ledger
+        written = writer.bytes_appended - self._written_mark
+        self._written_mark = writer.bytes_appended
+        self._drop_unpinned()
+        oldest = writer.oldest()
+        if oldest is None or oldest is writer.current or oldest in writer.spares:
+            return
+        if not compaction.should_compact(writer.disk_bytes(), ledger.live_bytes,
+                                         writer.segment_size):  # fmt: skip
+            return
+        left = compaction.budget(written)
+        while left > 0:
+            items = ledger.items(oldest.index, 256)
+            if not items:
+                break
+            for item in items:
+                moved = self._migrate(item, oldest.index)
+                if moved == 0:
+                    return  # no room: try again after the next flush
+                left -= moved
+        self._drop_unpinned()
+
+    def _drop_unpinned(self) -> None:
+        writer, ledger = self.writer, self.ledger
+        while (seg := writer.oldest()) is not None and seg is not writer.current:
+            if seg in writer.spares or ledger.live(seg.index):
+                return
+            writer.drop_oldest()
+
+    def _migrate(self, item: Hashable, segment: int) -> int:
+        """Rewrite one live item's full record forward; its size, or 0 if no room."""
+        if isinstance(item, Job):
+            record = frame(encode_put(item))
+        else:
+            tube = self.engine.tubes.get(str(item))
+            if tube is None or not tube.pause_ms:
+                self.ledger.remove(item, segment)
+                del self.pause_file[str(item)]
+                return 1
+            record = frame(encode_pause(tube))
+        if not self.writer.room(len(record)):
+            return 0
+        seg = self.writer.append(record)
+        self.ledger.remove(item, segment)
+        self.ledger.add(item, seg, len(record))
+        if isinstance(item, Job):
+            item.file = seg
+        else:
+            self.pause_file[str(item)] = seg
+        self.records_migrated += 1
+        return len(record)
+
+    # ---- reporting and shutdown --------------------------------------------------------
+
+    def binlog_stats(self) -> tuple[int, int, int, int, int]:
+        """(oldest index, current index, records migrated, records written, max size)."""
+        writer = self.writer
+        oldest = writer.oldest()
+        current = writer.current
+        return (
+            0 if oldest is None else oldest.index,
+            0 if current is None else current.index,
+            self.records_migrated,
+            writer.records_written,
+            writer.segment_size,
+        )
+
+    async def aclose(self) -> None:
+        await self.commit.aclose()
+        self.writer.close()
+        if self.engine.journal is self:
+            self.engine.journal = None
+        if self.lock is not None:
+            self.lock.release()
+
+
+def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | None) -> Durability:
+    """The log for `beanpod serve -b DIR`, with the engine restored from it."""
+    assert config.binlog_dir is not None
+    fsync_ms = None if config.no_fsync else config.fsync_ms
+    settings = WalSettings(Path(config.binlog_dir), fsync_ms, config.segment_size)
+    wal = Durability(engine, settings, io)
+    wal.open(now)
+    return wal
+
+
+async def close_wal(wal: Durability, sessions: Iterable[asyncio.Protocol]) -> None:
+    """Stop reading commands, then write, fsync and close the log (clean shutdown)."""
+    for session in sessions:
+        transport = getattr(session, "transport", None)
+        if transport is not None and not transport.is_closing():
+            transport.pause_reading()
+    await wal.aclose()

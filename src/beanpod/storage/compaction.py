@@ -1,0 +1,63 @@
+"""Compaction: which segment pins which live item, and when to migrate.
+
+Every live item (a job, a paused tube) pins the segment holding its latest *full* record.
+Segments are dropped oldest first, and only once nothing pins them: updates and deletes in
+a segment are superseded by (or refer to) records in the same or older segments, so
+dropping a prefix of the log never changes what replay rebuilds.
+
+Policy: when the log's disk use exceeds twice the live bytes plus a few segments, live
+items of the oldest segment are rewritten forward ("migrated") into the current segment,
+a bounded number of bytes per flush, until it pins nothing and can be dropped. Disk use
+therefore stays near `2 * live + 3 * segment size` under any churn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from itertools import islice
+
+MIN_BUDGET = 256 * 1024  # bytes migrated per flush at least, when compaction is due
+MAX_BUDGET = 4 << 20  # ... and at most (bounds the pause one flush can add)
+SLACK_SEGMENTS = 3  # current, spare, and one being emptied
+
+
+def should_compact(disk_bytes: int, live_bytes: int, segment_size: int) -> bool:
+    return disk_bytes > 2 * live_bytes + SLACK_SEGMENTS * segment_size
+
+
+def budget(bytes_written: int) -> int:
+    """Migrate at least twice what was written since, so compaction outruns churn."""
+    return min(MAX_BUDGET, max(MIN_BUDGET, 2 * bytes_written))
+
+
+class Ledger:
+    """Live items by the segment that holds their latest full record, with its size."""
+
+    __slots__ = ("by_segment", "live_bytes")
+
+    def __init__(self) -> None:
+        self.by_segment: dict[int, dict[Hashable, int]] = {}
+        self.live_bytes = 0
+
+    def add(self, item: Hashable, segment: int, size: int) -> None:
+        items = self.by_segment.get(segment)
+        if items is None:
+            items = self.by_segment[segment] = {}
+        items[item] = size
+        self.live_bytes += size
+
+    def remove(self, item: Hashable, segment: int) -> None:
+        items = self.by_segment.get(segment)
+        if items is None or item not in items:
+            return
+        self.live_bytes -= items.pop(item)
+        if not items:
+            del self.by_segment[segment]
+
+    def live(self, segment: int) -> int:
+        items = self.by_segment.get(segment)
+        return 0 if items is None else len(items)
+
+    def items(self, segment: int, limit: int) -> list[Hashable]:
+        """Up to `limit` items pinning `segment` (oldest placed first)."""
+        return list(islice(self.by_segment.get(segment, ()), limit))

@@ -1,0 +1,281 @@
+"""The log writer: places records in segments, writes them in one go per flush, and hands
+fsyncs and unlinks to a worker thread as self-contained jobs.
+
+Synchronous and loop-agnostic: the server decides when to flush and where to run a
+`SyncJob`. Records are placed (segment, offset) the moment they are appended, so callers
+know which segment holds each record before it reaches the disk.
+
+Space: `room(n)` answers whether `n` more bytes can be recorded on top of `reserved`
+(space promised to future records, such as every live job's delete), preallocating spare
+segments as needed. A write or fsync that fails anyway leaves its bytes pending and marks
+the writer `failed`; `flush()` retries them, so nothing placed is ever dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from beanpod.storage.framing import HEADER_SIZE, encode_header
+from beanpod.storage.segments import FileIO, OsFileIO, Segment, segment_name
+
+log = logging.getLogger("beanpod.wal")
+
+SPARE_SLACK = 64  # room kept in a fresh segment for its leading watermark record
+
+
+@dataclass
+class Chunk:
+    segment: Segment
+    offset: int
+    data: bytearray
+
+
+@dataclass
+class SyncJob:
+    """Work for the fsync thread: sync these files (and the directory), then unlink."""
+
+    io: FileIO
+    directory: str
+    segments: list[Segment]
+    sync_dir: bool
+    drops: list[Segment]
+    rewrite: list[Chunk] = field(default_factory=list)  # written chunks it makes durable
+
+    def run(self) -> None:
+        for seg in self.segments:
+            if seg.fd >= 0:
+                self.io.fsync(seg.fd)
+        if self.sync_dir:
+            self.io.sync_dir(self.directory)
+        for seg in self.drops:
+            self.io.unlink(str(seg.path))
+            if seg.fd >= 0:
+                self.io.close(seg.fd)
+                seg.fd = -1
+        if self.drops:  # a power cut must not bring a dropped segment back
+            self.io.sync_dir(self.directory)
+
+
+class WalWriter:
+    def __init__(
+        self,
+        directory: Path,
+        segment_size: int,
+        first_index: int,
+        old: list[tuple[int, Path, int]],
+        io: FileIO | None = None,
+        keep_unsynced: bool = True,
+    ) -> None:
+        """`old`: (index, path, size) of segments kept from before, oldest first."""
+        self.directory = directory
+        self.segment_size = segment_size
+        self.io: FileIO = io or OsFileIO()
+        self.keep_unsynced = keep_unsynced  # hold written bytes until fsynced (for rewrite)
+        self.segments: dict[int, Segment] = {
+            i: Segment(i, p, -1, size, size) for i, p, size in old
+        }  # fmt: skip
+        self.next_index = first_index
+        self.current: Segment | None = None
+        self.spares: list[Segment] = []
+        self.pending: list[Chunk] = []
+        self.unsynced: list[Chunk] = []
+        self.drops: list[Segment] = []
+        self.dir_dirty = False
+        self.reserved = 0  # bytes promised to future records
+        self.failed: OSError | None = None
+        self.sealed = 0  # pending chunks a failed write touched: never grown again
+        self.records_written = 0
+        self.bytes_appended = 0
+        self.on_new_segment: Callable[[], bytes] | None = None
+
+    # ---- placing records ---------------------------------------------------------------
+
+    def append(self, record: bytes) -> int:
+        """Place one framed record; return the index of the segment that will hold it."""
+        seg = self.current
+        size = len(record)
+        if seg is None or seg.end + size > seg.capacity:
+            seg = self._rotate(size)
+        self._put(seg, record)
+        return seg.index
+
+    def _put(self, seg: Segment, record: bytes) -> None:
+        pending = self.pending
+        last = pending[-1] if pending else None
+        if (
+            last is not None
+            and last.segment is seg
+            and last.offset + len(last.data) == seg.end
+            and len(pending) > self.sealed
+        ):
+            last.data += record
+        else:
+            pending.append(Chunk(seg, seg.end, bytearray(record)))
+        seg.end += len(record)
+        seg.records += 1
+        self.records_written += 1
+        self.bytes_appended += len(record)
+
+    def _rotate(self, size: int) -> Segment:
+        need = HEADER_SIZE + SPARE_SLACK + size
+        seg = self.spares.pop(0) if self.spares else self._new_segment(need, allocate=False)
+        if seg.capacity < need:
+            seg.capacity = need  # allocated (again) by the next flush
+        self.current = seg
+        if self.on_new_segment is not None:
+            self._put(seg, self.on_new_segment())
+        return seg
+
+    def _new_segment(self, capacity: int, allocate: bool) -> Segment:
+        """A segment with its header pending; the file is made now or by the next flush."""
+        index = self.next_index
+        capacity = max(capacity, self.segment_size)
+        seg = Segment(index, self.directory / segment_name(index), -1, capacity, HEADER_SIZE)
+        if allocate:
+            self._materialize(seg)  # may raise OSError; then nothing changed
+        self.next_index = index + 1
+        self.segments[index] = seg
+        self.pending.append(Chunk(seg, 0, bytearray(encode_header(index))))
+        return seg
+
+    def _materialize(self, seg: Segment) -> None:
+        """Create the file and preallocate it up to `capacity` (raises OSError)."""
+        if seg.fd < 0:
+            fd = self.io.create(str(seg.path))
+            try:
+                self.io.allocate(fd, seg.capacity)
+            except OSError:
+                self.io.close(fd)
+                self.io.unlink(str(seg.path))
+                raise
+            seg.fd = fd
+            self.dir_dirty = True
+        elif seg.allocated < seg.capacity:
+            self.io.allocate(seg.fd, seg.capacity)
+        seg.allocated = seg.capacity
+
+    # ---- space -------------------------------------------------------------------------
+
+    def available(self) -> int:
+        cur = self.current
+        free = 0 if cur is None else cur.capacity - cur.end
+        return free + sum(s.capacity - s.end - SPARE_SLACK for s in self.spares)
+
+    def room(self, nbytes: int) -> bool:
+        """Can `nbytes` more be recorded, keeping `reserved` intact? Preallocates spares."""
+        if self.failed is not None:
+            return False
+        need = 2 * nbytes + self.reserved  # a record may strand up to its size at a boundary
+        cur = self.current
+        if cur is not None and cur.capacity - cur.end >= need:
+            return True  # the common case, without looking at the spares
+        while self.available() < need:
+            try:
+                seg = self._new_segment(HEADER_SIZE + SPARE_SLACK + nbytes, allocate=True)
+            except OSError as exc:
+                log.warning("WAL: cannot allocate a segment: %s", exc)
+                return False
+            self.spares.append(seg)
+        return True
+
+    def disk_bytes(self) -> int:
+        return sum(s.capacity for s in self.segments.values())
+
+    # ---- writing -----------------------------------------------------------------------
+
+    def flush(self) -> bool:
+        """Write every pending chunk. False (and `failed` set) if the disk refused some;
+        what was not written stays pending for the next call (pwrite at fixed offsets
+        makes the retry idempotent)."""
+        io = self.io
+        pending = self.pending
+        done = 0
+        try:
+            for chunk in pending:
+                seg = chunk.segment
+                if seg.index not in self.segments:
+                    done += 1  # dropped meanwhile: nothing in it is needed any more
+                    continue
+                if seg.allocated < seg.capacity:
+                    self._materialize(seg)
+                self._write(io, chunk)
+                seg.dirty = True
+                done += 1
+        except OSError as exc:
+            if self.failed is None:
+                log.error("WAL write failed (%s); mutating commands answer OUT_OF_MEMORY", exc)
+            self.failed = exc
+            if self.keep_unsynced:
+                self.unsynced.extend(pending[:done])
+            del pending[:done]
+            # A failed write's traceback may still export a chunk's buffer.
+            self.sealed = len(pending)
+            return False
+        if self.keep_unsynced:
+            self.unsynced.extend(pending)
+        pending.clear()
+        self.sealed = 0
+        if self.failed is not None:
+            log.warning("WAL writes work again")
+            self.failed = None
+        return True
+
+    @staticmethod
+    def _write(io: FileIO, chunk: Chunk) -> None:
+        fd, offset, written = chunk.segment.fd, chunk.offset, 0
+        # `with` releases the view even when a failed write's traceback outlives us,
+        # so the chunk can still grow afterwards.
+        with memoryview(chunk.data) as view:
+            while written < len(view):
+                n = io.pwrite(fd, view[written:], offset + written)
+                if n <= 0:
+                    raise OSError(28, "write made no progress")
+                written += n
+
+    # ---- syncing and dropping ----------------------------------------------------------
+
+    def sync_needed(self) -> bool:
+        return bool(self.drops) or self.dir_dirty or any(s.dirty for s in self.segments.values())
+
+    def take_sync(self) -> SyncJob:
+        """Everything written so far, as a job for the fsync thread."""
+        dirty = [s for s in self.segments.values() if s.dirty]
+        dirty.extend(s for s in self.drops if s.dirty)
+        for seg in dirty:
+            seg.dirty = False
+        job = SyncJob(self.io, str(self.directory), dirty, self.dir_dirty, self.drops,
+                      self.unsynced)  # fmt: skip
+        self.dir_dirty = False
+        self.drops = []
+        self.unsynced = []
+        return job
+
+    def sync_failed(self, job: SyncJob, exc: OSError) -> None:
+        """After a failed fsync the kernel may have dropped the dirty pages: write the
+        job's bytes again from memory before the next fsync, and refuse mutations."""
+        if self.failed is None:
+            log.error("WAL fsync failed (%s); mutating commands answer OUT_OF_MEMORY", exc)
+        self.failed = exc
+        self.pending[:0] = [c for c in job.rewrite if c.segment.index in self.segments]
+        self.sealed = len(self.pending)
+        self.dir_dirty = self.dir_dirty or job.sync_dir
+        self.drops[:0] = [s for s in job.drops if s.path.exists()]
+
+    def oldest(self) -> Segment | None:
+        return next(iter(self.segments.values()), None)
+
+    def drop_oldest(self) -> None:
+        """Forget the oldest segment; the next SyncJob unlinks it after its fsyncs."""
+        seg = self.oldest()
+        assert seg is not None and seg is not self.current and seg not in self.spares
+        del self.segments[seg.index]
+        self.drops.append(seg)
+
+    def close(self) -> None:
+        for seg in self.segments.values():
+            if seg.fd >= 0:
+                self.io.close(seg.fd)
+                seg.fd = -1

@@ -1,0 +1,68 @@
+"""`beanpod wal verify|dump`, the lock file and start-up errors, as operators see them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from beanpod.cli import main
+from tests.support.servers import SubprocessServer
+
+FIXTURES = Path(__file__).parents[1] / "data" / "wal"
+
+
+def test_verify_accepts_a_valid_log() -> None:
+    result = CliRunner().invoke(main, ["wal", "verify", str(FIXTURES / "valid")])
+    assert result.exit_code == 0, result.output
+    assert "2 jobs" in result.output and "next id 4" in result.output
+
+
+@pytest.mark.parametrize("name", ["bad_crc", "bad_header", "wrong_version"])
+def test_verify_fails_on_corruption(name: str) -> None:
+    result = CliRunner().invoke(main, ["wal", "verify", str(FIXTURES / name)])
+    assert result.exit_code == 1
+    assert "0000000001.wal offset" in result.output
+
+
+def test_verify_salvage_repairs(tmp_path: Path) -> None:
+    directory = shutil.copytree(FIXTURES / "bad_crc", tmp_path / "w")
+    result = CliRunner().invoke(main, ["wal", "verify", "--salvage", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "rewrote" in result.output
+
+
+def test_dump_prints_every_record() -> None:
+    result = CliRunner().invoke(main, ["wal", "dump", str(FIXTURES / "torn_tail")])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[1].startswith("1:37 put id=1 tube='emails' pri=10")
+    assert "2:113 delete id=1" in lines
+    assert "torn tail at offset 163" in result.output
+
+
+def test_second_server_on_the_same_directory_is_refused(tmp_path: Path) -> None:
+    first = SubprocessServer(["-b", str(tmp_path), "--workq-port", "0"]).start()
+    try:
+        second = SubprocessServer(["-b", str(tmp_path), "--workq-port", "0"])
+        with pytest.raises(RuntimeError, match="in use by another beanpod"):
+            second.start()
+        assert second.proc is not None and second.proc.returncode == 10
+    finally:
+        first.stop()
+
+
+def test_corrupt_log_stops_start_up_naming_file_and_offset(tmp_path: Path) -> None:
+    directory = shutil.copytree(FIXTURES / "bad_crc", tmp_path / "w")
+    with pytest.raises(RuntimeError, match=r"0000000001.wal at offset 37"):
+        SubprocessServer(["-b", str(directory), "--workq-port", "0"]).start()
+
+
+def test_torn_tail_is_truncated_with_a_warning(tmp_path: Path) -> None:
+    directory = shutil.copytree(FIXTURES / "torn_tail", tmp_path / "w")
+    server = SubprocessServer(["-b", str(directory), "--workq-port", "0"]).start()
+    server.stop()
+    assert any("torn tail at offset 163" in line for line in server.log)
+    assert (Path(directory) / "0000000002.wal").stat().st_size == 163

@@ -1,0 +1,162 @@
+"""restore(): folding records back into an engine (no I/O, fake clock)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from beanpod.core.engine import Engine
+from beanpod.core.job import EXT_DECODERS, JobState
+from beanpod.core.records import (
+    decode,
+    encode_delete,
+    encode_next_id,
+    encode_pause,
+    encode_put,
+    encode_update,
+)
+from beanpod.core.restore import RestoreError, restore
+
+T0 = 1_800_000_000_000
+
+
+class Extra:
+    KIND: ClassVar[int] = 902
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def encode(self) -> bytes:
+        return self.data
+
+
+def record_all(engine: Engine) -> list[tuple[int, object]]:
+    """A journal that keeps decoded records, as the WAL would replay them."""
+    log: list[tuple[int, object]] = []
+
+    class Journal:
+        def record_put(self, job):  # type: ignore[no-untyped-def]
+            log.append((1, decode(encode_put(job))))
+
+        def record_update(self, job):  # type: ignore[no-untyped-def]
+            log.append((1, decode(encode_update(job))))
+
+        def record_delete(self, job):  # type: ignore[no-untyped-def]
+            log.append((1, decode(encode_delete(job.id))))
+
+        def record_pause(self, tube):  # type: ignore[no-untyped-def]
+            log.append((1, decode(encode_pause(tube))))
+
+        def room(self, nbytes):  # type: ignore[no-untyped-def]
+            return True
+
+    engine.journal = Journal()  # type: ignore[assignment]
+    return log
+
+
+def replay(log: list[tuple[int, object]], now: int) -> Engine:
+    fresh = Engine()
+    restore(fresh, log, now)  # type: ignore[arg-type]
+    return fresh
+
+
+def test_every_state_comes_back() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    conn = engine.connect()
+    t = engine.tube("t")
+    ready = engine.put(None, t, 7, 0, 5000, b"r", T0)
+    delayed = engine.put(None, t, 8, 60_000, 5000, b"d", T0)
+    buried = engine.put(None, t, 9, 0, 5000, b"b", T0)
+    reserved = engine.put(None, t, 1, 0, 5000, b"x", T0)
+    gone = engine.put(None, t, 1, 0, 5000, b"g", T0)
+    engine.delete(None, gone.id, T0)
+    conn.watch = [t]
+    assert engine.reserve(conn, 0, T0, lambda _: None) is reserved
+    engine.reserve_job(conn, buried.id, T0)
+    engine.bury(conn, buried.id, 3, T0)
+    back = replay(log, T0 + 1000)
+    states = {j.id: (j.state, j.pri) for j in back.jobs.values()}
+    assert states == {
+        ready.id: (JobState.READY, 7), delayed.id: (JobState.DELAYED, 8),
+        buried.id: (JobState.BURIED, 3), reserved.id: (JobState.READY, 1),
+    }  # fmt: skip
+    assert back.jobs[delayed.id].deadline == T0 + 60_000  # wall-clock due time kept
+    assert back.jobs[buried.id].buries == 1 and back.jobs[reserved.id].body == b"x"
+    assert back.next_id == gone.id + 1
+    assert back.counts.ready == 2 and back.counts.delayed == 1 and back.counts.buried == 1
+    assert back.tubes["t"].jobs == 4
+
+
+def test_release_with_zero_delay_keeps_its_priority_and_delayed_release_its_due() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    conn = engine.connect()
+    a = engine.put(None, engine.default_tube, 100, 0, 5000, b"a", T0)
+    b = engine.put(None, engine.default_tube, 200, 0, 5000, b"b", T0)
+    engine.reserve(conn, 0, T0, lambda _: None)
+    engine.release(conn, a.id, 5, 0, T0)
+    engine.reserve_job(conn, b.id, T0)
+    engine.release(conn, b.id, 6, 30_000, T0 + 10)
+    back = replay(log, T0 + 20)
+    assert (back.jobs[a.id].state, back.jobs[a.id].pri, back.jobs[a.id].releases) == (
+        JobState.READY, 5, 1)  # fmt: skip
+    assert (back.jobs[b.id].state, back.jobs[b.id].deadline) == (JobState.DELAYED, T0 + 30_010)
+
+
+def test_due_delayed_jobs_become_ready_at_the_first_tick() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    job = engine.put(None, engine.default_tube, 0, 1000, 5000, b"d", T0)
+    back = replay(log, T0 + 5000)
+    back.tick(T0 + 5000)
+    assert back.jobs[job.id].state is JobState.READY
+
+
+def test_ids_continue_above_the_watermark() -> None:
+    back = replay([(1, decode(encode_next_id(500)))], T0)
+    assert back.next_id == 500
+
+
+def test_kicks_and_pauses() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    conn = engine.connect()
+    job = engine.put(None, engine.default_tube, 0, 0, 5000, b"k", T0)
+    engine.reserve(conn, 0, T0, lambda _: None)
+    engine.bury(conn, job.id, 0, T0)
+    assert engine.kick(None, engine.default_tube, 5, T0) == 1
+    engine.pause_tube(None, "default", 60_000, T0)
+    back = replay(log, T0 + 1000)
+    assert (back.jobs[job.id].state, back.jobs[job.id].kicks) == (JobState.READY, 1)
+    assert back.default_tube.pause_until == T0 + 60_000
+    assert replay(log, T0 + 61_000).default_tube.pause_ms == 0  # expired while down
+
+
+def test_extensions_survive_and_unknown_kinds_are_refused() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    engine.put(None, engine.default_tube, 0, 0, 5000, b"e", T0, ext=Extra(b"payload"))
+    with pytest.raises(RestoreError, match="902"):
+        replay(log, T0)
+    EXT_DECODERS[Extra.KIND] = Extra
+    try:
+        ext = replay(log, T0).jobs[1].ext
+        assert isinstance(ext, Extra) and ext.data == b"payload"
+    finally:
+        del EXT_DECODERS[Extra.KIND]
+
+
+def test_later_records_win_and_orphan_updates_are_ignored() -> None:
+    engine = Engine()
+    log = record_all(engine)
+    conn = engine.connect()
+    job = engine.put(None, engine.default_tube, 0, 0, 5000, b"v", T0)
+    engine.reserve(conn, 0, T0, lambda _: None)
+    engine.bury(conn, job.id, 4, T0)
+    update = log[-1]
+    back = replay([update], T0)  # its put was in a dropped segment
+    assert not back.jobs
+    back = replay([*log, (2, decode(encode_put(job)))], T0)  # a migrated copy
+    assert back.jobs[job.id].file == 2
