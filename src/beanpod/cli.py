@@ -8,6 +8,7 @@ import sys
 import click
 
 from beanpod import __version__
+from beanpod.cli_analyze import analyze
 from beanpod.cli_wal import wal
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
@@ -105,11 +106,18 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="TCP port for the Workq protocol, same address as -l; 0 disables it. "
     "[default: 9922, or a free port when -p 0]",
 )
+@click.option(
+    "--events",
+    "events_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Append the job event log (docs/eventlog.md) under this directory.",
+)
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int,
+    segment_size: int, events_dir: str | None,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     logging.basicConfig(
@@ -123,6 +131,7 @@ def serve(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
+        events_dir=events_dir,
     )  # fmt: skip
     try:
         run_server(config)
@@ -146,3 +155,4 @@ def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
 
 
 main.add_command(wal)
+main.add_command(analyze)

@@ -108,4 +108,6 @@ def _place(engine: Engine, image: _Image, now: int) -> None:
     elif state == JobState.BURIED:
         engine._make_buried(job)
     else:  # ready, and reserved (a restart ends every reservation)
+        if state == JobState.RESERVED and engine.events is not None:
+            engine.events.emit(now, "timeout", job.id, tube.name, None)
         engine._make_ready(job, now)

@@ -11,6 +11,7 @@ import sys
 
 from beanpod.core.engine import Engine
 from beanpod.core.workq import Workq
+from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server.clock import Clock
@@ -43,11 +44,22 @@ class App:
         self._stopped = asyncio.Event()
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
         self.wal_io: FileIO | None = None  # tests inject faulty files here
+        self.events: EventWriter | None = None  # the job event log, with --events DIR
+        self._events_flush_due = False
+        if config.events_dir is not None:
+            self.events = EventWriter(config.events_dir)
+            self.engine.events = self.events
+            # Connection ids must stay unique in the log across restarts.
+            self.engine.next_conn_id = self.clock.now() * 1000
 
     # ---- the ticker: one armed loop timer for the engine's earliest deadline ----------
 
     def rearm(self) -> None:
-        """Make sure a loop timer fires by the engine's next deadline."""
+        """After engine work: make sure a loop timer fires by the engine's next deadline,
+        and that this turn's lifecycle events are written once the turn ends."""
+        if self.events is not None and not self._events_flush_due and self.events.pending:
+            self._events_flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush_events)
         due = self.engine.next_deadline()
         if due is None or (self._timer_at is not None and self._timer_at <= due):
             return
@@ -56,6 +68,14 @@ class App:
         delay = max(0, due - self.clock.now()) / 1000
         self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
         self._timer_at = due
+
+    def _flush_events(self) -> None:
+        self._events_flush_due = False
+        if self.events is not None:
+            try:
+                self.events.flush()
+            except OSError as exc:  # the queue keeps working; the events stay buffered
+                log.error("cannot write the event log: %s", exc)
 
     def _tick(self) -> None:
         self._timer = None
@@ -139,6 +159,8 @@ class App:
         for session in list(self.sessions):
             if session.transport is not None:
                 session.transport.close()
+        if self.events is not None:
+            self.events.close()
         for wq_session in list(self.workq_sessions):
             if wq_session.transport is not None:
                 wq_session.transport.close()

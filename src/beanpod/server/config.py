@@ -20,6 +20,7 @@ class ServerConfig:
     no_fsync: bool = False  # -F: never fsync
     segment_size: int = 10485760  # -s: bytes per WAL segment
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
+    events_dir: str | None = None  # --events: job event log directory (None: no event log)
 
     @property
     def unix_path(self) -> str | None:

@@ -1,0 +1,143 @@
+"""Read the event log (``date=*/*.jsonl`` under any Hadoop-compatible URI) as a DataFrame.
+
+The output of :func:`read_events` has the event fields of ``schema.FIELD_ORDER`` (minus
+``v``) plus ``file_rank`` (the file's position in name order) and ``line_id`` (increasing
+with the line's position inside its file): ``(ts, file_rank, line_id)`` is log order.
+Lines the contract says readers skip are filtered out here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from beanpod.analytics.schema import EVENT_NAMES, FIELD_ORDER, SCHEMA_VERSION, spark_schema
+
+CORRUPT = "_corrupt"
+FOLDER_RE = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
+JSON_OPTIONS = {
+    "mode": "PERMISSIVE",
+    "columnNameOfCorruptRecord": CORRUPT,
+    "allowSingleQuotes": "false",
+    "allowNonNumericNumbers": "false",
+    "allowNumericLeadingZeros": "false",
+    "allowUnquotedControlChars": "false",
+}
+
+
+@dataclass(frozen=True)
+class EventFile:
+    """One log file: its qualified path and its place in name order."""
+
+    path: str
+    rank: int
+
+
+def _folder_in_range(folder: str, day_from: date | None, day_to: date | None) -> bool:
+    match = FOLDER_RE.match(folder)
+    if match is None:
+        return True  # the day comes from ts; an odd folder name is read and filtered
+    try:
+        day = date.fromisoformat(match.group(1))
+    except ValueError:
+        return True
+    return (day_from is None or day >= day_from) and (day_to is None or day <= day_to)
+
+
+def list_event_files(
+    spark: SparkSession,
+    events_uri: str,
+    day_from: date | None = None,
+    day_to: date | None = None,
+) -> list[EventFile]:
+    """The ``date=*/*.jsonl`` files under ``events_uri`` in name order (Hadoop FileSystem)."""
+    jvm: Any = spark.sparkContext._jvm
+    jsc: Any = spark.sparkContext._jsc
+    hadoop_conf = jsc.hadoopConfiguration()
+    pattern = jvm.org.apache.hadoop.fs.Path(events_uri.rstrip("/") + "/date=*/*.jsonl")
+    statuses = pattern.getFileSystem(hadoop_conf).globStatus(pattern) or []
+    found: list[tuple[str, str, str]] = []
+    for status in statuses:
+        path = status.getPath()
+        name, folder = path.getName(), path.getParent().getName()
+        if name.startswith((".", "_")) or folder.startswith((".", "_")):
+            continue
+        if status.isFile() and _folder_in_range(folder, day_from, day_to):
+            found.append((folder, name, path.toString()))
+    found.sort()
+    return [EventFile(path=path, rank=rank) for rank, (_, _, path) in enumerate(found)]
+
+
+def _parse_schema() -> StructType:
+    fields = [f for f in spark_schema().fields]
+    return StructType([*fields, StructField(CORRUPT, StringType(), True)])
+
+
+def _queue_is_string(parsed_queue: Column, line: Column) -> Column:
+    """Spark reads any JSON scalar into a string field; check the rare lookalikes."""
+    looks_like_json = parsed_queue.rlike(r"^(-?[0-9]|true$|false$|\{|\[)")
+    return ~looks_like_json | line.rlike(r'"queue"\s*:\s*"')
+
+
+def parse_lines(lines: DataFrame) -> DataFrame:
+    """``value`` (a log line), ``file_rank``, ``line_id`` -> validated event rows."""
+    parsed = lines.select(
+        F.from_json("value", _parse_schema(), JSON_OPTIONS).alias("e"),
+        "value",
+        "file_rank",
+        "line_id",
+    )
+    e = parsed["e"]
+    valid = (
+        e[CORRUPT].isNull()
+        & e["ts"].isNotNull()
+        & e["event"].isin(*EVENT_NAMES)
+        & e["queue"].isNotNull()
+        & (e["v"].isNull() | (e["v"] >= SCHEMA_VERSION))
+        & _queue_is_string(e["queue"], parsed["value"])
+    )
+    columns = [e[name].alias(name) for name in FIELD_ORDER if name != "v"]
+    return parsed.where(valid).select(*columns, "file_rank", "line_id")
+
+
+def read_lines(spark: SparkSession, files: list[EventFile]) -> DataFrame:
+    """Raw lines with ``file_rank`` and ``line_id`` (log order inside a file)."""
+    ranks = spark.createDataFrame(
+        [(f.path, f.rank) for f in files],
+        StructType([StructField("path", StringType()), StructField("file_rank", LongType())]),
+    )
+    raw = spark.read.option("recursiveFileLookup", "true").text([f.path for f in files])
+    lines = raw.select(
+        "value",
+        F.col("_metadata.file_path").alias("path"),
+        F.monotonically_increasing_id().alias("line_id"),
+    )
+    return lines.join(F.broadcast(ranks), "path").drop("path")
+
+
+def empty_events(spark: SparkSession) -> DataFrame:
+    """A frame with the event columns and no rows (a log with no files)."""
+    fields = [f for f in spark_schema().fields if f.name != "v"]
+    schema = StructType(
+        [*fields, StructField("file_rank", LongType()), StructField("line_id", LongType())]
+    )
+    return spark.createDataFrame([], schema)
+
+
+def read_events(
+    spark: SparkSession,
+    events_uri: str,
+    day_from: date | None = None,
+    day_to: date | None = None,
+) -> DataFrame:
+    """Every valid event under ``events_uri`` whose folder is within the day range."""
+    files = list_event_files(spark, events_uri, day_from, day_to)
+    if not files:
+        return empty_events(spark)
+    return parse_lines(read_lines(spark, files))

@@ -1,0 +1,239 @@
+"""``OUT/report.html``: charts per queue, PNGs embedded as base64 (no server needed)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from matplotlib.figure import Figure
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from beanpod.analytics.write import table_uri
+
+MAX_QUEUES = 12
+MAX_WORKERS = 15
+_BUCKET_RE = re.compile(r"^([smhd])(\d+)(\+?)$")
+_UNIT_RANK = {"s": 0, "m": 1, "h": 2, "d": 3}
+
+Row = dict[str, Any]
+
+
+@dataclass
+class ReportData:
+    """The small slices of the output tables the report draws (plain Python rows)."""
+
+    queue_daily: list[Row] = field(default_factory=list)
+    throughput_hourly: list[Row] = field(default_factory=list)
+    histograms: list[Row] = field(default_factory=list)
+    failures: list[Row] = field(default_factory=list)
+    workers: list[Row] = field(default_factory=list)
+
+
+def bucket_sort_key(bucket: str) -> tuple[int, int, int]:
+    """Order qless buckets s0..s59, m1..m59, h1..h23, d1..d6, d7+."""
+    match = _BUCKET_RE.match(bucket)
+    if match is None:
+        return (9, 0, 0)
+    return (_UNIT_RANK[match.group(1)], int(match.group(2)), int(bool(match.group(3))))
+
+
+def busiest_queues(data: ReportData, limit: int = MAX_QUEUES) -> list[str]:
+    """Queues ordered by puts + reserves over the whole report, busiest first."""
+    totals: dict[str, int] = defaultdict(int)
+    for row in data.queue_daily:
+        totals[row["queue"]] += row["put"] + row["reserves"]
+    return sorted(totals, key=lambda q: (-totals[q], q))[:limit]
+
+
+def _png(fig: Figure) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _img(fig: Figure, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+
+
+def throughput_chart(rows: list[Row], queue: str) -> str:
+    """Puts, reserves and done per UTC hour."""
+    rows = sorted(rows, key=lambda r: r["hour"])
+    fig = Figure(figsize=(8, 2.8), layout="constrained")
+    ax = fig.subplots()
+    hours = [r["hour"] for r in rows]
+    for column, style in (("put", "-"), ("reserves", "--"), ("done", ":")):
+        ax.plot(hours, [r[column] for r in rows], style, label=column, marker=".")
+    ax.set_title(f"{queue}: throughput per hour (UTC)")
+    ax.set_ylabel("events / hour")
+    ax.legend(loc="upper left")
+    fig.autofmt_xdate()
+    return _img(fig, f"throughput of {queue}")
+
+
+def histogram_chart(rows: list[Row], queue: str) -> str:
+    """Wait and run histograms over qless buckets, summed over days."""
+    fig = Figure(figsize=(8, 2.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, kind in zip(axes, ("wait", "run"), strict=True):
+        counts: dict[str, int] = defaultdict(int)
+        for row in rows:
+            if row["kind"] == kind:
+                counts[row["bucket"]] += row["count"]
+        buckets = sorted(counts, key=bucket_sort_key)
+        color = "tab:blue" if kind == "wait" else "tab:green"
+        ax.bar(range(len(buckets)), [counts[b] for b in buckets], color=color)
+        step = max(1, len(buckets) // 12)
+        ax.set_xticks(range(0, len(buckets), step), buckets[::step], fontsize=7, rotation=90)
+        ax.set_title(f"{kind} time (qless buckets)")
+        ax.set_ylabel("reservations")
+    fig.suptitle(f"{queue}: wait and run histograms")
+    return _img(fig, f"histograms of {queue}")
+
+
+def percentile_chart(rows: list[Row], queue: str) -> str:
+    """p50/p95/p99 of wait and run per UTC day, in seconds."""
+    rows = sorted(rows, key=lambda r: r["day"])
+    fig = Figure(figsize=(8, 2.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, kind in zip(axes, ("wait", "run"), strict=True):
+        for p in ("p50", "p95", "p99"):
+            points = [
+                (r["day"], r[f"{kind}_{p}_ms"] / 1000)
+                for r in rows
+                if r[f"{kind}_{p}_ms"] is not None
+            ]
+            ax.plot([str(d) for d, _ in points], [v for _, v in points], marker="o", label=p)
+        ax.set_yscale("symlog", linthresh=1.0)
+        ax.set_title(f"{kind} percentiles by UTC day (seconds)")
+        ax.legend(loc="upper left", fontsize=7)
+        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+    return _img(fig, f"percentiles of {queue}")
+
+
+def failures_chart(rows: list[Row], queue: str) -> str:
+    """Fails per group over the report's days."""
+    counts: dict[str, int] = defaultdict(int)
+    for row in rows:
+        counts[row["group"]] += row["count"]
+    groups = sorted(counts, key=lambda g: (-counts[g], g))[:15]
+    fig = Figure(figsize=(8, 0.5 + 0.3 * len(groups)))
+    ax = fig.subplots()
+    ax.barh(groups[::-1], [counts[g] for g in groups[::-1]], color="tab:red")
+    ax.set_title(f"{queue}: failures by group")
+    return _img(fig, f"failures of {queue}")
+
+
+def workers_chart(rows: list[Row]) -> str:
+    """Busiest connections by busy time."""
+    labels = [f"{r['worker'] or '-'} (conn {r['conn']})" for r in rows][::-1]
+    fig = Figure(figsize=(8, 0.5 + 0.3 * max(1, len(rows))))
+    ax = fig.subplots()
+    ax.barh(labels, [r["busy_ms"] / 1000 for r in rows][::-1], color="tab:purple")
+    ax.set_xlabel("busy seconds (sum of run of its reservations)")
+    ax.set_title("busiest workers")
+    return _img(fig, "busiest workers")
+
+
+def _summary_table(data: ReportData, queues: list[str]) -> str:
+    columns = ("put", "reserves", "deletes", "completes", "fails", "timeouts", "buries")
+    head = "".join(f"<th>{c}</th>" for c in ("queue", *columns))
+    body = []
+    for queue in queues:
+        rows = [r for r in data.queue_daily if r["queue"] == queue]
+        cells = "".join(f"<td>{sum(r[c] for r in rows)}</td>" for c in columns)
+        body.append(f"<tr><td>{html.escape(queue)}</td>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _queue_section(data: ReportData, queue: str) -> str:
+    def of(rows: list[Row]) -> list[Row]:
+        return [r for r in rows if r["queue"] == queue]
+
+    parts = [f"<h2>Queue {html.escape(queue)}</h2>"]
+    parts.append(throughput_chart(of(data.throughput_hourly), queue))
+    if of(data.histograms):
+        parts.append(histogram_chart(of(data.histograms), queue))
+        parts.append(percentile_chart(of(data.queue_daily), queue))
+    if of(data.failures):
+        parts.append(failures_chart(of(data.failures), queue))
+    return "<section>" + "\n".join(parts) + "</section>"
+
+
+def render_html(data: ReportData) -> str:
+    """The whole report as one self-contained HTML page."""
+    queues = busiest_queues(data)
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    days = sorted({r["day"] for r in data.queue_daily})
+    span = f"{days[0]} to {days[-1]}" if days else "no events"
+    sections = [_queue_section(data, q) for q in queues]
+    workers = workers_chart(data.workers) if data.workers else "<p>No reservations.</p>"
+    return _PAGE.format(
+        span=html.escape(span), generated=generated, summary=_summary_table(data, queues),
+        sections="\n".join(sections), workers=workers, shown=len(queues),
+        total=len({r["queue"] for r in data.queue_daily}),
+    )  # fmt: skip
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>beanpod queue report</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:auto;padding:1em}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}
+td:first-child{{text-align:left}}img{{max-width:100%;display:block;margin:0.5em 0}}
+section{{border-top:1px solid #ddd;margin-top:1em}}</style></head><body>
+<h1>beanpod queue report</h1>
+<p>Events from {span} (UTC days); generated {generated}. Showing the {shown} busiest of
+{total} queues.</p>
+{summary}
+{sections}
+<section><h2>Workers</h2>{workers}</section>
+</body></html>
+"""
+
+
+def collect(spark: SparkSession, out_uri: str) -> ReportData:
+    """Read the written tables back and keep what the charts need."""
+
+    def rows(table: str) -> list[Row]:
+        return [r.asDict() for r in spark.read.parquet(table_uri(out_uri, table)).collect()]
+
+    workers = (
+        spark.read.parquet(table_uri(out_uri, "workers"))
+        .groupBy("conn", "worker")
+        .agg(F.sum("busy_ms").alias("busy_ms"), F.sum("reserves").alias("reserves"))
+        .orderBy(F.desc("busy_ms"), "conn")
+        .limit(MAX_WORKERS)
+    )
+    return ReportData(
+        queue_daily=rows("queue_daily"),
+        throughput_hourly=rows("throughput_hourly"),
+        histograms=rows("histograms"),
+        failures=rows("failures"),
+        workers=[r.asDict() for r in workers.collect()],
+    )
+
+
+def write_text(spark: SparkSession, uri: str, text: str) -> None:
+    """Write a small text file to any Hadoop-compatible URI."""
+    jvm: Any = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    jsc: Any = spark.sparkContext._jsc
+    hadoop_conf = jsc.hadoopConfiguration()
+    stream = path.getFileSystem(hadoop_conf).create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def write_report(spark: SparkSession, out_uri: str) -> str:
+    """Render ``OUT/report.html`` from the tables under ``out_uri``; return its URI."""
+    uri = f"{out_uri.rstrip('/')}/report.html"
+    write_text(spark, uri, render_html(collect(spark, out_uri)))
+    return uri

@@ -1,0 +1,287 @@
+"""Pure ``DataFrame -> DataFrame`` transforms from events to the contract's tables.
+
+Inputs are the rows of :func:`beanpod.analytics.read.read_events`. UTC days and hours are
+computed from ``ts`` arithmetically, never through the session time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from beanpod.analytics.schema import (
+    BURY,
+    COMPLETE,
+    DELETE,
+    EVICT,
+    FAIL,
+    KICK,
+    PUT,
+    RELEASE,
+    RESERVE,
+    TIMEOUT,
+)
+
+MS_PER_HOUR = 3_600_000
+MS_PER_DAY = 86_400_000
+PERCENTILES = (0.5, 0.95, 0.99)
+NO_GROUP = "(none)"
+
+#: queue_daily counter column -> event name.
+DAILY_COUNTERS = {
+    "put": PUT,
+    "reserves": RESERVE,
+    "deletes": DELETE,
+    "releases": RELEASE,
+    "buries": BURY,
+    "kicks": KICK,
+    "timeouts": TIMEOUT,
+    "completes": COMPLETE,
+    "fails": FAIL,
+    "evictions": EVICT,
+}
+
+#: Columns of the enriched event frame (:func:`with_reservation_times`).
+ENRICHED_COLUMNS = (
+    "ts", "day", "hour", "event", "job", "queue", "conn", "worker", "group", "message",
+    "file_rank", "line_id", "pos", "is_done", "wait_ms", "run_ms", "run_queue", "run_conn",
+)  # fmt: skip
+
+
+def utc_day(ts: Column) -> Column:
+    """The UTC date of a millisecond timestamp."""
+    return F.date_add(F.lit(date(1970, 1, 1)), F.floor(ts / MS_PER_DAY).cast("int"))
+
+
+def utc_hour(ts: Column) -> Column:
+    """A millisecond timestamp truncated to its UTC hour, as a timestamp."""
+    return F.timestamp_millis(ts - F.pmod(ts, F.lit(MS_PER_HOUR)))
+
+
+def log_order(prefix: str = "") -> Column:
+    """A sortable struct that orders events as the log does: ts, file, line."""
+    return F.struct(*(F.col(prefix + c) for c in ("ts", "file_rank", "line_id")))
+
+
+def is_done(event: Column, state: Column) -> Column:
+    """``delete`` from "reserved" or ``complete``."""
+    return ((event == DELETE) & (state == "reserved")) | (event == COMPLETE)
+
+
+def with_time_columns(events: DataFrame) -> DataFrame:
+    """Add ``day`` (UTC date) and ``hour`` (UTC hour timestamp) from ``ts``."""
+    return events.withColumns({"day": utc_day(F.col("ts")), "hour": utc_hour(F.col("ts"))})
+
+
+def filter_days(events: DataFrame, day_from: date | None, day_to: date | None) -> DataFrame:
+    """Keep events whose UTC ``day`` is within the inclusive range (None: open end)."""
+    keep = F.lit(True)
+    if day_from is not None:
+        keep = keep & (F.col("day") >= F.lit(day_from))
+    if day_to is not None:
+        keep = keep & (F.col("day") <= F.lit(day_to))
+    return events.where(keep)
+
+
+def with_reservation_times(events: DataFrame) -> DataFrame:
+    """Add wait (on reserve rows) and run (on the row ending a reservation) in one pass.
+
+    One window per job, ordered by log order, computes for every row the job's latest
+    ready time, latest reserve and latest earlier end; a reserve's ``wait_ms`` and an
+    end's ``run_ms`` (with the reserve's ``run_queue`` and ``run_conn``) follow from them.
+    Needs ``day`` and ``hour``; returns :data:`ENRICHED_COLUMNS`.
+    """
+    ev, ts = F.col("event"), F.col("ts")
+    reserve = ev == RESERVE
+    ends = ev.isin(RELEASE, BURY, TIMEOUT, COMPLETE, FAIL) | (
+        (ev == DELETE) & (F.col("state") == "reserved")
+    )
+    ready_at = F.when(ev.isin(PUT, RELEASE), ts + F.coalesce(F.col("delay_ms"), F.lit(0)))
+    ready_at = ready_at.when(ev.isin(KICK, TIMEOUT), ts)
+    reservation = F.struct(log_order().alias("key"), "queue", "conn")
+
+    order = Window.partitionBy("job").orderBy("ts", "file_rank", "line_id")
+    upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    before = order.rowsBetween(Window.unboundedPreceding, -1)
+    walked = events.select(
+        "*",
+        F.last(ready_at, ignorenulls=True).over(upto).alias("_ready"),
+        F.last(F.when(reserve, reservation), ignorenulls=True).over(upto).alias("_res"),
+        F.last(F.when(ends, log_order()), ignorenulls=True).over(before).alias("_prev_end"),
+        F.row_number().over(order).alias("pos"),
+    )
+    res = F.col("_res")
+    first_end = (
+        ends & res.isNotNull() & (F.col("_prev_end").isNull() | (F.col("_prev_end") < res["key"]))
+    )
+    return walked.select(
+        *(c for c in ENRICHED_COLUMNS[:12]),
+        "pos",
+        is_done(ev, F.col("state")).alias("is_done"),
+        F.when(
+            reserve & F.col("_ready").isNotNull(), F.greatest(F.lit(0), ts - F.col("_ready"))
+        ).alias("wait_ms"),
+        F.when(first_end, ts - res["key"]["ts"]).alias("run_ms"),
+        F.when(first_end, res["queue"]).alias("run_queue"),
+        F.when(first_end, res["conn"]).alias("run_conn"),
+    )
+
+
+def durations(enriched: DataFrame) -> DataFrame:
+    """``queue``, ``day``, ``kind`` ("wait"/"run"), ``ms``: one row per wait and per run."""
+    waits = enriched.where(F.col("wait_ms").isNotNull()).select(
+        "queue", "day", F.lit("wait").alias("kind"), F.col("wait_ms").alias("ms")
+    )
+    runs = enriched.where(F.col("run_ms").isNotNull()).select(
+        F.col("run_queue").alias("queue"), "day", F.lit("run").alias("kind"),
+        F.col("run_ms").alias("ms"),
+    )  # fmt: skip
+    return waits.unionByName(runs)
+
+
+def duration_stats(durations_df: DataFrame) -> DataFrame:
+    """Count, mean, sample std (0 when count <= 1) and exact percentiles per queue/day/kind."""
+    ms = F.col("ms")
+    stats = durations_df.groupBy("queue", "day", "kind").agg(
+        F.count(ms).alias("count"),
+        F.avg(ms).alias("mean_ms"),
+        F.stddev_samp(ms).alias("std_ms"),
+        F.percentile(ms, list(PERCENTILES)).alias("p"),
+    )
+    std = F.when(F.col("count") <= 1, F.lit(0.0)).otherwise(F.col("std_ms"))
+    return stats.select(
+        "queue", "day", "kind", "count", "mean_ms", std.alias("std_ms"),
+        *(F.col("p")[i].alias(f"p{round(q * 100)}_ms") for i, q in enumerate(PERCENTILES)),
+    )  # fmt: skip
+
+
+def _stats_columns(stats: DataFrame, kind: str) -> DataFrame:
+    names = ("count", "mean_ms", "std_ms", "p50_ms", "p95_ms", "p99_ms")
+    return stats.where(F.col("kind") == kind).select(
+        "queue", "day", *(F.col(n).alias(f"{kind}_{n}") for n in names)
+    )
+
+
+def queue_daily(enriched: DataFrame, stats: DataFrame) -> DataFrame:
+    """One row per queue and UTC day with any event: counters and wait/run statistics."""
+    ev = F.col("event")
+    counters = enriched.groupBy("queue", "day").agg(
+        *(F.count_if(ev == name).alias(column) for column, name in DAILY_COUNTERS.items())
+    )
+    daily = counters.join(_stats_columns(stats, "wait"), ["queue", "day"], "left").join(
+        _stats_columns(stats, "run"), ["queue", "day"], "left"
+    )
+    return daily.fillna(0, subset=["wait_count", "run_count"]).select(
+        "queue", "day", *DAILY_COUNTERS,
+        *(f"{kind}_{n}" for kind in ("wait", "run")
+          for n in ("count", "mean_ms", "std_ms", "p50_ms", "p95_ms", "p99_ms")),
+    )  # fmt: skip
+
+
+def qless_bucket(ms: Column) -> Column:
+    """qless histogram bucket of a duration in ms: s0..s59, m1..m59, h1..h23, d1..d6, d7+."""
+    s = F.floor(ms / 1000).cast("long")
+
+    def label(prefix: str, n: Column) -> Column:
+        return F.concat(F.lit(prefix), n.cast("string"))
+
+    return (
+        F.when(s < 60, label("s", s))
+        .when(s < 3600, label("m", F.floor(s / 60)))
+        .when(s < 86400, label("h", F.floor(s / 3600)))
+        .when(s < 7 * 86400, label("d", F.floor(s / 86400)))
+        .otherwise(F.lit("d7+"))
+    )
+
+
+def histograms(durations_df: DataFrame) -> DataFrame:
+    """Non-zero qless buckets per queue, day and kind."""
+    bucketed = durations_df.withColumn("bucket", qless_bucket(F.col("ms")))
+    counted = bucketed.groupBy("queue", "day", "kind", "bucket").agg(F.count("*").alias("count"))
+    return counted.select("queue", "day", "kind", "bucket", "count")
+
+
+def failures(enriched: DataFrame) -> DataFrame:
+    """Fails per queue, day and group, with the message of the group's last fail that day."""
+    fails = enriched.where(F.col("event") == FAIL)
+    grouped = fails.groupBy(
+        "queue", "day", F.coalesce(F.col("group"), F.lit(NO_GROUP)).alias("group")
+    ).agg(
+        F.count("*").alias("count"),
+        F.max_by("message", log_order()).alias("last_message"),
+    )
+    return grouped.select("queue", "day", "group", "count", "last_message")
+
+
+def throughput_hourly(enriched: DataFrame) -> DataFrame:
+    """Puts, reserves and done events per queue and UTC hour with any event."""
+    ev = F.col("event")
+    hourly = enriched.groupBy("queue", "hour").agg(
+        F.count_if(ev == PUT).alias("put"),
+        F.count_if(ev == RESERVE).alias("reserves"),
+        F.count_if(F.col("is_done")).alias("done"),
+    )
+    return hourly.select("queue", "hour", "put", "reserves", "done")
+
+
+def workers(enriched: DataFrame) -> DataFrame:
+    """Per connection and UTC day: reserves, done events and busy time of its reservations."""
+    own = enriched.where(F.col("conn").isNotNull()).select(
+        "conn", "day",
+        (F.col("event") == RESERVE).cast("long").alias("r"),
+        F.col("is_done").cast("long").alias("d"),
+        F.lit(None).cast("long").alias("run_ms"),
+    )  # fmt: skip
+    runs = enriched.where(F.col("run_conn").isNotNull()).select(
+        F.col("run_conn").alias("conn"), "day", F.lit(0).cast("long").alias("r"),
+        F.lit(0).cast("long").alias("d"), "run_ms",
+    )  # fmt: skip
+    per_day = (
+        own.unionByName(runs)
+        .groupBy("conn", "day")
+        .agg(
+            F.sum("r").alias("reserves"),
+            F.sum("d").alias("done"),
+            F.coalesce(F.sum("run_ms"), F.lit(0)).alias("busy_ms"),
+            F.count("run_ms").alias("runs"),
+        )
+        .where((F.col("reserves") > 0) | (F.col("done") > 0) | (F.col("runs") > 0))
+    )
+    names = (
+        enriched.where(
+            (F.col("event") == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull()
+        )
+        .groupBy("conn")
+        .agg(F.max_by("worker", log_order()).alias("worker"))
+    )
+    joined = per_day.join(names, "conn", "left")
+    return joined.select("conn", "worker", "day", "reserves", "done", "busy_ms")
+
+
+def jobs(enriched: DataFrame) -> DataFrame:
+    """One row per job id: its queue, first put, last event and per-job totals."""
+    ev, pos = F.col("event"), F.col("pos")
+    per_job = (
+        enriched.where(F.col("job").isNotNull())
+        .groupBy("job")
+        .agg(
+            F.min_by("queue", pos).alias("queue"),
+            F.min(F.when(ev == PUT, F.col("ts"))).alias("put_ms"),
+            F.max_by("event", pos).alias("last_event"),
+            F.max("ts").alias("last_ms"),
+            F.count_if(ev == RESERVE).alias("reserves"),
+            F.count_if(ev == RELEASE).alias("releases"),
+            F.count_if(ev == TIMEOUT).alias("timeouts"),
+            F.count_if(ev == BURY).alias("buries"),
+            F.count_if(ev == KICK).alias("kicks"),
+            F.coalesce(F.sum("wait_ms"), F.lit(0)).alias("total_wait_ms"),
+            F.coalesce(F.sum("run_ms"), F.lit(0)).alias("total_run_ms"),
+        )
+    )
+    return per_job.select(
+        "job", "queue", F.timestamp_millis("put_ms").alias("put_ts"), "last_event",
+        F.timestamp_millis("last_ms").alias("last_ts"),
+        "reserves", "releases", "timeouts", "buries", "kicks", "total_wait_ms", "total_run_ms",
+    )  # fmt: skip

@@ -1,0 +1,31 @@
+"""Write the output tables as Parquet under ``OUT/<table>`` (any Hadoop-compatible URI)."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+
+#: Output tables in the order the pipeline writes them, with their partition column.
+TABLES: dict[str, str | None] = {
+    "queue_daily": None,
+    "histograms": None,
+    "failures": None,
+    "throughput_hourly": None,
+    "workers": None,
+    "jobs": None,
+}
+
+
+def table_uri(out_uri: str, table: str) -> str:
+    """``OUT/<table>``."""
+    return f"{out_uri.rstrip('/')}/{table}"
+
+
+def write_table(df: DataFrame, out_uri: str, table: str, partitions: int | None = None) -> None:
+    """Overwrite ``OUT/<table>`` with ``df`` as Parquet (``partitions``: files to write)."""
+    if partitions is not None:
+        df = df.coalesce(partitions)
+    writer = df.write.mode("overwrite")
+    partition_by = TABLES.get(table)
+    if partition_by is not None:
+        writer = writer.partitionBy(partition_by)
+    writer.parquet(table_uri(out_uri, table))

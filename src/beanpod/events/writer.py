@@ -1,0 +1,246 @@
+"""Date-partitioned JSON-lines event writer (the server side of the analytics contract).
+
+``append``/``emit`` only encode and buffer; ``flush`` (once per event-loop turn) writes the
+buffered lines with one ``write`` per file touched. Files live under
+``DIR/date=YYYY-MM-DD/events-<13-digit ts of first event>-<6-digit seq>.jsonl``: the date is
+the UTC day of each event's ``ts``; the sequence continues across restarts, and a file's
+name timestamp never goes below an earlier file's, so name order is write order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+from beanpod.events.schema import DELETE_STATES, EVENT_NAMES, SCHEMA_VERSION
+
+MS_PER_DAY: Final = 86_400_000
+DEFAULT_MAX_FILE_BYTES: Final = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_AGE_MS: Final = 3_600_000
+FILE_RE: Final = re.compile(r"^events-(\d{13,})-(\d{6,})\.jsonl$")
+DAY_DIR_RE: Final = re.compile(r"^date=\d{4}-\d{2}-\d{2}$")
+_QUEUE_CACHE_MAX: Final = 4096
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_EVENT_JSON: Final = {name: _encode(name) for name in EVENT_NAMES}
+_STATE_JSON: Final = {name: _encode(name) for name in DELETE_STATES}
+
+
+def day_folder(ts_ms: int) -> str:
+    """``date=YYYY-MM-DD`` for the UTC day of a millisecond timestamp."""
+    day = datetime.fromtimestamp((ts_ms // MS_PER_DAY) * 86_400, tz=UTC)
+    return f"date={day:%Y-%m-%d}"
+
+
+def file_name(first_ts: int, seq: int) -> str:
+    """The name of a log file whose first event has ``first_ts``."""
+    return f"events-{first_ts:013d}-{seq:06d}.jsonl"
+
+
+def _json_value(value: object) -> str:
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return str(value)
+    return _encode(value)
+
+
+@dataclass(eq=False)
+class _LogFile:
+    """One open log file: its path, day, first event time and bytes so far."""
+
+    path: Path
+    day: int
+    first_ts: int
+    size: int = 0
+    handle: BinaryIO | None = field(default=None, repr=False)
+
+    def write(self, data: bytes) -> None:
+        if self.handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open
+        self.handle.write(data)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+class EventWriter:
+    """Buffers events in memory and writes them to rotating, date-partitioned files."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_file_age_ms: int = DEFAULT_MAX_FILE_AGE_MS,
+    ) -> None:
+        self.directory = Path(directory)
+        self.max_file_bytes = max_file_bytes
+        self.max_file_age_ms = max_file_age_ms
+        self._buffer: list[tuple[int, str]] = []
+        self._files: dict[int, _LogFile] = {}
+        self._queue_json: dict[str, str] = {}
+        self._seq, self._last_name_ts = self._scan_existing()
+
+    def _scan_existing(self) -> tuple[int, int]:
+        """Next sequence number and the highest name timestamp already on disk."""
+        seq, last_ts = 0, 0
+        if not self.directory.is_dir():
+            return seq, last_ts
+        for day_dir in self.directory.iterdir():
+            if not DAY_DIR_RE.match(day_dir.name) or not day_dir.is_dir():
+                continue
+            for path in day_dir.iterdir():
+                match = FILE_RE.match(path.name)
+                if match:
+                    last_ts = max(last_ts, int(match.group(1)))
+                    seq = max(seq, int(match.group(2)) + 1)
+        return seq, last_ts
+
+    # -- buffering (no I/O) -------------------------------------------------------------
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Buffer one event (a dict with at least an integer ``ts``)."""
+        self._buffer.append((event["ts"], _encode(event) + "\n"))
+
+    def emit(
+        self, ts: int, event: str, job: int | None, queue: str, conn: int | None, **extra: Any
+    ) -> None:
+        """Buffer one event given as fields; the line is built without ``json.dumps``."""
+        event_json = _EVENT_JSON.get(event) or _encode(event)
+        parts = [
+            f'{{"v":{SCHEMA_VERSION},"ts":{ts},"event":{event_json},'
+            f'"job":{_json_value(job)},"queue":{self._queue(queue)},"conn":{_json_value(conn)}'
+        ]
+        for key, value in extra.items():
+            parts.append(f",{_encode(key)}:{_json_value(value)}")
+        parts.append("}\n")
+        self._buffer.append((ts, "".join(parts)))
+
+    # Hot events, hand-built (about 3x cheaper than ``append`` with ``json.dumps``).
+
+    def emit_put(
+        self,
+        ts: int,
+        job: int,
+        queue: str,
+        conn: int | None,
+        pri: int,
+        delay_ms: int,
+        ttr_ms: int,
+        nbytes: int,
+        uuid: str | None = None,
+    ) -> None:
+        """Buffer a ``put`` event."""
+        self._buffer.append(
+            (
+                ts,
+                (
+                    f'{{"v":1,"ts":{ts},"event":"put","job":{job},"queue":{self._queue(queue)},'
+                    f'"conn":{_json_value(conn)},"pri":{pri},"delay_ms":{delay_ms},'
+                    f'"ttr_ms":{ttr_ms},"bytes":{nbytes},"uuid":{_json_value(uuid)}}}\n'
+                ),
+            )
+        )
+
+    def emit_reserve(
+        self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
+    ) -> None:
+        """Buffer a ``reserve`` event."""
+        self._buffer.append(
+            (
+                ts,
+                (
+                    f'{{"v":1,"ts":{ts},"event":"reserve","job":{job},"queue":{self._queue(queue)},'
+                    f'"conn":{_json_value(conn)},"worker":{_json_value(worker)}}}\n'
+                ),
+            )
+        )
+
+    def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None:
+        """Buffer a ``delete`` event (``state``: the state it was deleted from)."""
+        state_json = _STATE_JSON.get(state) or _encode(state)
+        self._buffer.append(
+            (
+                ts,
+                (
+                    f'{{"v":1,"ts":{ts},"event":"delete","job":{job},"queue":{self._queue(queue)},'
+                    f'"conn":{_json_value(conn)},"state":{state_json}}}\n'
+                ),
+            )
+        )
+
+    def _queue(self, queue: str) -> str:
+        queue_json = self._queue_json.get(queue)
+        if queue_json is None:
+            queue_json = _encode(queue)
+            if len(self._queue_json) < _QUEUE_CACHE_MAX:
+                self._queue_json[queue] = queue_json
+        return queue_json
+
+    @property
+    def pending(self) -> int:
+        """Number of buffered events not yet written."""
+        return len(self._buffer)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write every buffered line: one write per file touched."""
+        if not self._buffer:
+            return
+        chunks: dict[_LogFile, list[str]] = {}
+        for ts, line in self._buffer:
+            log_file = self._file_for(ts, len(line))
+            chunks.setdefault(log_file, []).append(line)
+        self._buffer = []
+        for log_file, lines in chunks.items():
+            log_file.write("".join(lines).encode())
+            if self._files.get(log_file.day) is not log_file:
+                log_file.close()
+
+    def _file_for(self, ts: int, size: int) -> _LogFile:
+        day = ts // MS_PER_DAY
+        current = self._files.get(day)
+        if current is None or self._must_rotate(current, ts, size):
+            current = self._open_new(day, ts)
+        current.size += size
+        return current
+
+    def _must_rotate(self, log_file: _LogFile, ts: int, size: int) -> bool:
+        if log_file.size > 0 and log_file.size + size > self.max_file_bytes:
+            return True
+        return ts - log_file.first_ts >= self.max_file_age_ms
+
+    def _open_new(self, day: int, ts: int) -> _LogFile:
+        name_ts = max(ts, self._last_name_ts)
+        path = self.directory / day_folder(ts) / file_name(name_ts, self._seq)
+        self._seq += 1
+        self._last_name_ts = name_ts
+        old = self._files.pop(day, None)
+        if old is not None and old.handle is not None:
+            old.close()
+        log_file = self._files[day] = _LogFile(path=path, day=day, first_ts=ts)
+        for stale in sorted(self._files)[:-2]:  # keep at most two days open
+            self._files.pop(stale).close()
+        return log_file
+
+    def close(self) -> None:
+        """Flush and close every file."""
+        self.flush()
+        for log_file in self._files.values():
+            log_file.close()
+        self._files.clear()
+
+    def __enter__(self) -> EventWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

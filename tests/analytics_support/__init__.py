@@ -1,0 +1,1 @@
+"""Shared helpers for the event-log and analytics tests (reference model, generators)."""
