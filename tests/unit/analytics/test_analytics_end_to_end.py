@@ -8,9 +8,9 @@ from pathlib import Path
 import greenstalk
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from tests.support.servers import SubprocessServer
 
 from beanpod.analytics import pipeline
-from tests.support.servers import SubprocessServer
 
 
 def run_workload(port: int) -> dict[str, int]:
