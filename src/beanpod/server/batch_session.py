@@ -1,0 +1,95 @@
+"""What every dialect's connection shares: a batch of commands per read, one write per
+batch, parking behind a blocking command, and replies held for the WAL's group commit."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from beanpod.server.app import App
+
+
+class BatchSession(asyncio.Protocol):
+    """Subclasses set `parser` and implement `_run()` (run every buffered command, then
+    `_flush(out, close, mark)`); a parked command is answered through `_answer()`."""
+
+    parser: Any
+
+    def __init__(self, app: App, registry: set[Any]) -> None:
+        self.app = app
+        self.now = 0
+        self.transport: asyncio.Transport | None = None
+        self.parked = False  # a blocking command waits; later commands wait behind it
+        self.closed = False
+        self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
+        self._registry = registry
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        self._registry.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed(data)
+        if not self.parked:
+            self.now = self.app.clock.now()
+            self._run()
+            self.app.rearm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.parked = False
+        self._registry.discard(self)
+
+    def pause_writing(self) -> None:
+        if self.transport is not None:
+            self.transport.pause_reading()  # the client is not reading its replies
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def _answer(self, reply: bytes) -> None:
+        """Send the reply of the parked command; later buffered commands run next turn."""
+        self.parked = False
+        if self.closed or self.transport is None:
+            return
+        self._send(reply)
+        if self.parser.buffered:
+            asyncio.get_running_loop().call_soon(self._resume)
+
+    def _resume(self) -> None:
+        if not self.parked and not self.closed:
+            self.now = self.app.clock.now()
+            self._run()
+            self.app.rearm()
+
+    def _send(self, data: bytes) -> None:
+        """Write now, unless earlier replies are still held for the WAL (keep order)."""
+        wal = self.app.wal
+        if self.held and wal is not None:
+            wal.commit.hold(self, data)
+        elif self.transport is not None:
+            self.transport.write(data)
+
+    def _mark(self) -> int:
+        """Where the WAL stood before a batch (to tell whether the batch wrote records)."""
+        wal = self.app.wal
+        return 0 if wal is None else wal.appended
+
+    def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
+        """Write a batch's replies at once; with the WAL on, after its records are written
+        (and with `-f 0` fsynced) if the batch wrote any."""
+        wal = self.app.wal
+        if wal is not None and (self.held or wal.appended != mark) and (out or close):
+            wal.commit.hold(self, b"".join(out), close)
+            return
+        transport = self.transport
+        assert transport is not None
+        if out:
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
+        if close:
+            transport.close()
