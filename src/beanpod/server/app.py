@@ -89,6 +89,7 @@ class App:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
         self._open_wal()
+        self.dialect.qless.reattach(self.clock.now())  # index qless jobs the log restored
         path = self.config.unix_path
         if path is not None:
             server = await loop.create_unix_server(lambda: BeanstalkdSession(self), path)

@@ -11,6 +11,7 @@ parsing resumes right after that line's CRLF (beanstalkd can swallow the next co
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 from beanpod.protocols.beanstalkd import wire as w
@@ -22,6 +23,7 @@ ERROR = b"<error>"  # (ERROR, reply): rejected before the command is counted
 PUT_TOO_BIG = b"<put-too-big>"  # the body was read and discarded: JOB_TOO_BIG
 PUT_BAD_CRLF = b"<put-bad-crlf>"  # the body was not followed by CRLF: EXPECTED_CRLF
 PUT_TRAILING = b"<put-trailing>"  # put line with trailing bytes (counted, BAD_FORMAT)
+QLESS_TOO_BIG = b"<qless-too-big>"  # a qless request over max-job-size, read and discarded
 
 U32_MAX = 0xFFFFFFFF
 U64_MAX = 0xFFFFFFFFFFFFFFFF
@@ -32,7 +34,7 @@ PREFIX_ORDER: tuple[bytes, ...] = (
     w.PUT, w.PEEK, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.RESERVE_WITH_TIMEOUT,
     w.RESERVE_JOB, w.RESERVE, w.DELETE, w.RELEASE, w.BURY, w.KICK, w.KICK_JOB, w.TOUCH,
     w.STATS_JOB, w.STATS_TUBE, w.STATS, w.USE, w.WATCH, w.IGNORE, w.LIST_TUBES_WATCHED,
-    w.LIST_TUBE_USED, w.LIST_TUBES, w.QUIT, w.PAUSE_TUBE,
+    w.LIST_TUBE_USED, w.LIST_TUBES, w.QUIT, w.PAUSE_TUBE, w.QLESS,
 )  # fmt: skip
 EXACT = frozenset(PREFIX_ORDER)
 
@@ -153,18 +155,41 @@ ONE_ID_VERBS: dict[bytes, bytes] = {
 }
 
 
+CR, NUL = 13, 0  # single bytes as ints: `in`/find then use memchr
+
+
+class _IntCache(dict[bytes, int]):
+    """Decimal bytes -> int, remembering the values a workload repeats (priorities,
+    delays, TTRs, sizes); int(bytes) is several times slower than a dict hit."""
+
+    def __missing__(self, key: bytes) -> int:
+        value = int(key)
+        if len(self) < 4096:
+            self[key] = value
+        return value
+
+
+SMALL_INTS = _IntCache()
+
+# Verbs followed by a body: the batch parser leaves them to the incremental path unless
+# they are a well-formed put whose body is already here.
+BODY_VERBS = frozenset({b"put", b"qless"})
+
+
 class Parser:
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_job", "_max_job_size", "_mode", "_need", "_pos")
+    __slots__ = ("_buf", "_job", "_max_job_size", "_mode", "_need", "_pos", "_queue")
 
     def __init__(self, max_job_size: int = w.DEFAULT_MAX_JOB_SIZE) -> None:
         self._buf = bytearray()
         self._pos = 0
         self._mode = LINE
         self._need = 0  # bytes still expected in BODY or SKIP mode
-        self._job: tuple[int, int, int] = (0, 0, 0)  # pri, delay, ttr of the put being read
+        # pri, delay, ttr of the put being read; None while reading a qless request body
+        self._job: tuple[int, int, int] | None = (0, 0, 0)
         self._max_job_size = max_job_size
+        self._queue: deque[Command] = deque()  # commands parsed ahead by _parse_batch
 
     def feed(self, data: bytes) -> None:
         buf = self._buf
@@ -175,10 +200,67 @@ class Parser:
 
     @property
     def buffered(self) -> int:
-        return len(self._buf) - self._pos
+        """Unparsed bytes plus commands parsed ahead (non-zero: there may be more to do)."""
+        return len(self._buf) - self._pos + len(self._queue)
 
     def next_command(self) -> Command | None:
         """The next complete command, or None if more bytes are needed."""
+        queue = self._queue
+        if queue:
+            return queue.popleft()
+        if self._mode == LINE and self._parse_batch():
+            return queue.popleft()
+        return self._next_command()
+
+    def _parse_batch(self) -> int:
+        """Parse every well-formed common command of the buffer in one pass (split on
+        CRLF once); stop at the first line the exact, incremental path must see. Returns
+        how many commands were queued."""
+        buf, pos = self._buf, self._pos
+        if len(buf) - pos < 64:
+            return 0  # too little to pay for the split
+        pieces = bytes(buf[pos:]).split(b"\r\n")
+        last = len(pieces) - 1  # pieces[last] has no CRLF yet
+        append, get_no_arg, get_id_verb = self._queue.append, NO_ARG_LINES.get, ONE_ID_VERBS.get
+        max_size, off, i, ints = self._max_job_size, pos, 0, SMALL_INTS
+        while i < last:
+            line = pieces[i]
+            cmd = get_no_arg(line)
+            if cmd is None:
+                if len(line) > w.MAX_LINE - 2 or CR in line:
+                    break  # over-long, or a stray CR: beanstalkd's rules apply
+                parts = line.split(b" ")
+                if len(parts) == 5 and parts[0] == b"put":
+                    _, p, d, t, n = parts
+                    if not (p.isdigit() and d.isdigit() and t.isdigit() and n.isdigit()):
+                        break
+                    size = ints[n]
+                    if i + 1 >= last or len(pieces[i + 1]) != size or size > max_size:
+                        break  # body not here yet, contains CRLF, or too big
+                    pri, delay, ttr = ints[p], ints[d], ints[t]
+                    if pri > U32_MAX or delay > U32_MAX or ttr > U32_MAX:
+                        break
+                    i += 1
+                    off += len(line) + 2
+                    line = pieces[i]
+                    cmd = (w.PUT, pri, delay, ttr, line)
+                elif len(parts) == 2 and (verb := get_id_verb(parts[0])) and parts[1].isdigit():
+                    if len(parts[1]) > 19:
+                        break
+                    cmd = (verb, int(parts[1]))
+                elif parts[0] in BODY_VERBS or NUL in line:
+                    break
+                else:
+                    cmd = self._slow_line(line)
+                    if cmd is None or self._mode != LINE:  # pragma: no cover - guarded above
+                        break
+            append(cmd)
+            off += len(line) + 2
+            i += 1
+        self._pos = off
+        return len(self._queue)
+
+    def _next_command(self) -> Command | None:
         while True:
             mode = self._mode
             if mode == LINE:
@@ -193,7 +275,7 @@ class Parser:
                 if self._need:
                     return None
                 self._mode = LINE
-                return (PUT_TOO_BIG,)
+                return (PUT_TOO_BIG,) if self._job is not None else (QLESS_TOO_BIG,)
             # DISCARD_LINE: drop an over-long line up to and including its CRLF.
             buf, pos = self._buf, self._pos
             end = buf.find(b"\r\n", pos)
@@ -209,7 +291,7 @@ class Parser:
         buf, pos = self._buf, self._pos
         # Like beanstalkd, a line ends only at its *first* CR, and only if LF follows:
         # a stray CR keeps the line open until it overflows the 224-byte buffer.
-        end = buf.find(b"\r", pos, pos + w.MAX_LINE - 1)
+        end = buf.find(CR, pos, pos + w.MAX_LINE - 1)
         if end < 0 or end + 1 >= len(buf) or buf[end + 1] != 10:
             if len(buf) - pos < w.MAX_LINE:
                 return None
@@ -236,13 +318,15 @@ class Parser:
         return self._slow_line(line)
 
     def _slow_line(self, line: bytes) -> Command | None:
-        if b"\0" in line:
+        if NUL in line:
             return BAD
         verb = _verb(line)
         if verb is None:
             return UNKNOWN
         if verb == w.PUT:
             return self._put_line(line[4:])
+        if verb == w.QLESS:
+            return self._qless_line(line[len(verb) :])
         return ARG_PARSERS[verb](verb, line[len(verb) :])
 
     def _put_line(self, rest: bytes) -> Command | None:
@@ -255,6 +339,7 @@ class Parser:
         """Check put's numbers in beanstalkd's order: range, size limit, trailing bytes."""
         if pri > U32_MAX or delay > U32_MAX or ttr > U32_MAX or size > U32_MAX:
             return BAD
+        self._job = (pri, delay, ttr)
         if size > self._max_job_size:
             self._mode = SKIP
             self._need = size + 2
@@ -263,7 +348,20 @@ class Parser:
             return (PUT_TRAILING,)
         self._mode = BODY
         self._need = size
-        self._job = (pri, delay, ttr)
+        return self._next_body()
+
+    def _qless_line(self, rest: bytes) -> Command | None:
+        """qless <bytes>: a JSON request body follows (beanpod extension, docs/qless.md)."""
+        m = ONE_NUMBER.fullmatch(rest)
+        if m is None or int(m[1]) > U32_MAX:
+            return BAD
+        size = self._need = int(m[1])
+        self._job = None
+        if size > self._max_job_size:
+            self._mode = SKIP
+            self._need = size + 2
+            return self.next_command()
+        self._mode = BODY
         return self._next_body()
 
     def _next_body(self) -> Command | None:
@@ -273,6 +371,8 @@ class Parser:
         end = pos + size
         self._pos = end + 2
         self._mode = LINE
+        if self._job is None:  # a qless request; the flag says whether CRLF followed
+            return (w.QLESS, bytes(buf[pos:end]), buf[end : end + 2] == b"\r\n")
         if buf[end : end + 2] != b"\r\n":
             return (PUT_BAD_CRLF,)
         pri, delay, ttr = self._job

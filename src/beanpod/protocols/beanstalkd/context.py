@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from beanpod.core.qless import Qless
 from beanpod.protocols.beanstalkd import wire as w
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Dialect:
         # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
+        self.qless = Qless(engine)  # qless job features (the `qless` extension command)
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)

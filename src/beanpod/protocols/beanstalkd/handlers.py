@@ -13,7 +13,7 @@ from typing import Any
 from beanpod.core.engine import Engine
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
-from beanpod.protocols.beanstalkd import inspect
+from beanpod.protocols.beanstalkd import inspect, qless
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
@@ -207,4 +207,5 @@ HANDLERS: dict[bytes, Handler] = {
     w.STATS: inspect.stats, w.STATS_JOB: inspect.stats_job, w.STATS_TUBE: inspect.stats_tube,
     w.LIST_TUBES: inspect.list_tubes, w.LIST_TUBE_USED: inspect.list_tube_used,
     w.LIST_TUBES_WATCHED: inspect.list_tubes_watched,
+    w.QLESS: qless.qless, c.QLESS_TOO_BIG: qless.too_big,  # beanpod extension
 }  # fmt: skip

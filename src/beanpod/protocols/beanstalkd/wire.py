@@ -34,6 +34,7 @@ LIST_TUBE_USED = b"list-tube-used"
 LIST_TUBES = b"list-tubes"
 QUIT = b"quit"
 PAUSE_TUBE = b"pause-tube"  # no space: 1.12 matches "pause-tubex" too
+QLESS = b"qless "  # beanpod extension: qless <bytes>\r\n<json>\r\n (docs/qless.md)
 
 # Replies.
 OUT_OF_MEMORY = b"OUT_OF_MEMORY\r\n"

@@ -1,0 +1,103 @@
+"""Reading a qless call's positional arguments, with qless-core's error wording
+(`Put(): Arg "delay" not a number: x`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from beanpod.core.qless.errors import QlessError
+
+
+class Args:
+    """A cursor over `args` for function `fn` (capitalized in messages)."""
+
+    def __init__(self, fn: str, args: list[Any]) -> None:
+        self.fn = fn
+        self.items = args
+        self.pos = 0
+
+    def _error(self, name: str, problem: str, value: Any = None) -> QlessError:
+        shown = "" if value is None else f": {value!r}"
+        return QlessError(f'{self.fn}(): Arg "{name}" {problem}{shown}')
+
+    def more(self) -> bool:
+        return self.pos < len(self.items)
+
+    def next(self, name: str) -> Any:
+        if not self.more():
+            raise self._error(name, "missing")
+        value = self.items[self.pos]
+        self.pos += 1
+        return value
+
+    def text(self, name: str) -> str:
+        value = self.next(name)
+        if not isinstance(value, str) or not value:
+            raise self._error(name, "must be a non-empty string", value)
+        return value
+
+    def opt_text(self, name: str) -> str | None:
+        return self.text(name) if self.more() else None
+
+    def number(self, name: str) -> float:
+        return self.to_number(name, self.next(name))
+
+    def to_number(self, name: str, value: Any) -> float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise self._error(name, "not a number", value) from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._error(name, "not a number", value)
+        return float(value)
+
+    def integer(self, name: str, default: int | None = None) -> int:
+        if default is not None and not self.more():
+            return default
+        return int(self.number(name))
+
+    def ms(self, name: str, default: float | None = None) -> int:
+        """A duration or time in seconds, as engine milliseconds."""
+        if default is not None and not self.more():
+            return int(default * 1000)
+        return round(self.number(name) * 1000)
+
+    def json_text(self, name: str) -> str:
+        """qless data: JSON text (a string holding JSON), or any JSON value."""
+        return self.to_json_text(name, self.next(name))
+
+    def to_json_text(self, name: str, value: Any) -> str:
+        if isinstance(value, str):
+            try:
+                json.loads(value)
+            except ValueError:
+                raise self._error(name, "not JSON", value) from None
+            return value
+        return json.dumps(value, separators=(",", ":"))
+
+    def to_list(self, name: str, value: Any) -> list[str]:
+        """A JSON array of strings, given as a list or as JSON text."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise self._error(name, "not JSON", value) from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._error(name, "not a JSON array of strings", value)
+        return value
+
+    def strings(self) -> list[str]:
+        """Every remaining argument, as strings."""
+        rest = [str(v) for v in self.items[self.pos :]]
+        self.pos = len(self.items)
+        return rest
+
+    def pairs(self) -> dict[str, Any]:
+        """Remaining `key, value` pairs (an odd count is an error)."""
+        rest = self.items[self.pos :]
+        self.pos = len(self.items)
+        if len(rest) % 2:
+            raise QlessError(f"{self.fn}(): Odd number of optional arguments: {len(rest)}")
+        return {str(rest[i]): rest[i + 1] for i in range(0, len(rest), 2)}

@@ -1,0 +1,78 @@
+"""cancel (all or nothing over a dependency clique), and the clean-up every removal of
+a qless job shares: cancel, completed-job expiry, beanstalkd `delete` (engine destroy
+hook) and beanstalkd `kick` of a failed job (engine kick hook)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless import deps, moves, tags
+from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.ext import qext, rext
+from beanpod.core.qless.store import state_name
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless
+
+
+def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
+    """cancel(jid...) -> the jids given. Refused if a job has a dependent that is not
+    cancelled with it; complete jobs are left alone; missing jids are fine."""
+    q.at(now)
+    named = set(jids)
+    jobs = [job for jid in jids if (job := q.jobs.get(jid)) is not None and qext(job) is not None]
+    for job in jobs:
+        ext = moves.ext_of(job)
+        for dependent in ext.dependents:
+            if dependent not in named:
+                raise QlessError(f"Cancel(): {ext.jid} is a dependency of {dependent} "
+                                 "but is not mentioned to be canceled")  # fmt: skip
+    for job in jobs:
+        if job.state is not JobState.COMPLETE and job.id in q.engine.jobs:
+            moves.ext_of(job).dependents = {}  # all cancelled too: nothing to release
+            moves.detach(q, job)
+            remove(q, job, now, event="delete")
+    return jids
+
+
+def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
+    """Delete a detached job from the engine (the destroy hook cleans the indexes)."""
+    engine = q.engine
+    if engine.journal is not None:
+        engine.journal.record_delete(job)
+    if event is not None:
+        q.emit(now, event, job, state=state_name(job))
+    engine._destroy(job)
+
+
+def forget(q: Qless, job: Job) -> None:
+    """Engine destroy hook: drop every index entry of a qless job or template."""
+    recur = rext(job)
+    if recur is not None:
+        from beanpod.core.qless.recurring import forget_template
+
+        forget_template(q, job, recur)
+        return
+    ext = qext(job)
+    if ext is None or q.jobs.get(ext.jid) is not job:
+        return
+    if job.state is JobState.BURIED:
+        moves.leave_group(q, job)
+    info = q.queues.get(ext.queue)
+    if info is not None:
+        info.running.pop(job.id, None)
+        info.stalled.pop(job.id, None)
+    moves.unplace(q, job)
+    del q.jobs[ext.jid]
+    tags.unindex(q, ext.jid, ext.tags)
+    for jid in list(ext.dependencies):
+        deps.unlink(q, ext, jid)
+    if ext.dependents:  # deleted from beanstalkd: dependents treat it as gone (= done)
+        deps.release_dependents(q, job, q.now)
+
+
+def kicked(q: Qless, job: Job, now: int) -> None:
+    """Engine kick hook: a failed job kicked by a beanstalkd client leaves its group."""
+    if job.state is JobState.BURIED and qext(job) is not None:
+        moves.leave_group(q, job)

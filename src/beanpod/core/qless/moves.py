@@ -1,0 +1,206 @@
+"""Where a qless job sits, and moving it: every qless state change goes through here.
+
+Engine placement (ready/delayed heaps, buried list, reservations) is done with the
+engine's own primitives; the qless-only sets (stalled locks, depends, failure groups,
+completed list) are kept beside them. `detach` undoes any placement; the `to_*`
+functions place a detached job.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless.ext import QlessExt, qext
+from beanpod.core.qless.store import LOCK_DUE
+from beanpod.core.workq_ext import PRI_PIVOT
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless
+
+U32_MAX = 0xFFFFFFFF
+DEFAULT_RETRIES = 5
+
+
+def engine_pri(priority: float) -> int:
+    """qless priority (larger first) -> engine priority (smaller first), as Workq maps."""
+    return min(U32_MAX, max(0, PRI_PIVOT - int(priority)))
+
+
+def ext_of(job: Job) -> QlessExt:
+    ext = qext(job)
+    assert ext is not None, job
+    return ext
+
+
+def adopt(q: Qless, job: Job) -> QlessExt | None:
+    """Give a plain (beanstalkd-put) job qless extras so qless can run it; None for a
+    job another dialect owns (Workq)."""
+    if job.ext is not None:
+        return qext(job)
+    ext = QlessExt(str(job.id), "", job.tube.name)
+    ext.priority = PRI_PIVOT - job.pri
+    ext.time = job.created
+    ext.job = job
+    job.ext = ext
+    q.jobs[ext.jid] = job
+    q.queue(job.tube.name)
+    return ext
+
+
+# ---- leaving a place -------------------------------------------------------------------
+
+
+def detach(q: Qless, job: Job) -> None:
+    """Take `job` out of wherever it is: engine queue or reservation, qless sets."""
+    state = job.state
+    if state is JobState.RESERVED:
+        unlock(q, job)
+    else:
+        if state is JobState.BURIED:
+            leave_group(q, job)
+        q.engine._take_out(job)
+    unplace(q, job)
+
+
+def unlock(q: Qless, job: Job) -> None:
+    """End `job`'s reservation (a qless lock or a beanstalkd reserve)."""
+    q.engine._unreserve(job)
+    info = q.queues.get(job.tube.name)
+    if info is not None:
+        info.running.pop(job.id, None)
+        info.stalled.pop(job.id, None)
+    ext = qext(job)
+    if ext is not None:
+        ext.worker = ""
+        ext.expires = 0
+        ext.grace = False
+
+
+def unplace(q: Qless, job: Job) -> None:
+    """Forget `job` in the depends set and the completed list (idempotent)."""
+    ext = qext(job)
+    if ext is None:
+        return
+    info = q.queues.get(ext.queue)
+    if info is not None and info.depends.get(ext.jid) is job:
+        del info.depends[ext.jid]
+    if q.completed.get(ext.jid) is job:
+        del q.completed[ext.jid]
+
+
+def leave_group(q: Qless, job: Job) -> None:
+    """A failed job leaves its failure group; its queue's `failed` stat drops by one on
+    the day it failed."""
+    ext = qext(job)
+    if ext is None or ext.failure is None:
+        return
+    group = ext.failure["group"]
+    members = q.groups.get(group)
+    if members is None or members.get(ext.jid) is not job:
+        return
+    del members[ext.jid]
+    if not members:
+        del q.groups[group]
+    day = q.stats.existing(ext.queue, int(ext.failure["when"]) * 1000)
+    if day is not None:
+        day.failed -= 1
+
+
+# ---- taking a place --------------------------------------------------------------------
+
+
+def set_queue(q: Qless, job: Job, name: str) -> None:
+    """Move a detached job to queue (tube) `name`."""
+    ext_of(job).queue = name
+    if retube(q, job, name):
+        job.tube.total_jobs += 1
+
+
+def retube(q: Qless, job: Job, name: str) -> bool:
+    """Move a job that is in no engine queue to tube `name`; False if already there."""
+    info = q.queue(name)
+    old = job.tube
+    if old is info.tube:
+        return False
+    old.jobs -= 1
+    tube = job.tube = info.tube
+    tube.jobs += 1
+    tube.refs += 1
+    q.engine._unref(old)
+    return True
+
+
+def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
+    """Put a detached job where its dependencies and delay say: depends, scheduled or
+    waiting."""
+    ext = ext_of(job)
+    if ext.dependencies:
+        ext.scheduled = now + delay_ms if delay_ms > 0 else 0
+        to_depends(q, job)
+    elif delay_ms > 0:
+        to_scheduled(q, job, now + delay_ms)
+    else:
+        to_waiting(q, job, now)
+
+
+def to_waiting(q: Qless, job: Job, now: int) -> None:
+    job.pri = engine_pri(ext_of(job).priority)
+    job.delay = 0
+    q.engine._make_ready(job, now)
+
+
+def to_scheduled(q: Qless, job: Job, due: int) -> None:
+    job.pri = engine_pri(ext_of(job).priority)
+    q.engine._make_delayed(job, due)
+
+
+def to_depends(q: Qless, job: Job) -> None:
+    ext = ext_of(job)
+    job.state = JobState.DEPENDS
+    q.queue(ext.queue).depends[ext.jid] = job
+
+
+def to_complete(q: Qless, job: Job) -> None:
+    job.state = JobState.COMPLETE
+    q.completed[ext_of(job).jid] = job
+
+
+def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: str) -> None:
+    """Fail a detached job into `group`: newest first in the group, stats +1."""
+    ext = ext_of(job)
+    ext.failure = {"group": group, "message": message, "when": now // 1000, "worker": worker}
+    q.engine._make_buried(job)
+    members = q.groups.setdefault(group, OrderedDict())
+    members[ext.jid] = job
+    day = q.stats.day(ext.queue, now)
+    day.failures += 1
+    day.failed += 1
+    q.emit(now, "fail", job, group=group, message=message, bytes=None)
+
+
+def lock(q: Qless, job: Job, worker: str, now: int) -> None:
+    """Hand a detached job to qless `worker` until now + the queue's heartbeat."""
+    ext = ext_of(job)
+    q.engine._reserve(q.conn_for(worker), job, now, worker)
+    q.queue(ext.queue).running[job.id] = job
+    ext.worker = worker
+    set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))
+
+
+def set_expiry(q: Qless, job: Job, expires: int) -> None:
+    """(Re)arm the lock of a job a qless worker holds."""
+    conn = job.reserver
+    assert conn is not None
+    conn.deadlines.discard(job)
+    job.deadline = expires
+    entry = (expires, job.id, job)
+    job.entry = entry
+    conn.deadlines.push(entry)
+    q.engine.timers.arm(expires, LOCK_DUE, job)
+    ext = ext_of(job)
+    ext.expires = expires
+    info = q.queues.get(ext.queue)
+    if info is not None:
+        info.stalled.pop(job.id, None)

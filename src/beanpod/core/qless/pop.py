@@ -1,0 +1,108 @@
+"""pop and peek: stalled jobs first, then waiting ones, highest priority first.
+
+`pop_many` takes from several queues in one call, in the given order ("ordered") or
+starting one queue further each call per worker ("round-robin"), which qless clients
+otherwise do on their side.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from beanpod.core.job import Job
+from beanpod.core.qless import locks, moves
+from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.ext import qext
+from beanpod.core.qless.view import job_view
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless, QueueInfo
+
+ORDERS = ("ordered", "round-robin")
+
+
+def pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[dict[str, Any]]:
+    """pop(queue, worker, count) -> jobs, now locked by `worker`."""
+    q.at(now)
+    return [job_view(q, job, now) for job in _pop(q, now, queue, worker, count)]
+
+
+def pop_many(
+    q: Qless, now: int, queues: list[str], worker: str, count: int, order: str = "ordered"
+) -> list[dict[str, Any]]:
+    """Pop up to `count` jobs across `queues`, in `order` (see module doc)."""
+    if order not in ORDERS:
+        raise QlessError(f"Pop(): unknown order {order!r} (use one of {', '.join(ORDERS)})")
+    q.at(now)
+    if order == "round-robin" and queues:
+        start = q.rotation.get(worker, 0) % len(queues)
+        q.rotation[worker] = start + 1
+        queues = queues[start:] + queues[:start]
+    jobs: list[Job] = []
+    for queue in queues:
+        if len(jobs) >= count:
+            break
+        jobs += _pop(q, now, queue, worker, count - len(jobs))
+    return [job_view(q, job, now) for job in jobs]
+
+
+def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
+    info = q.queue(queue)
+    if info.tube.paused:
+        return []
+    q.touch_worker(worker, now)
+    limit = int(q.config.number(f"{queue}-max-concurrency", 0))
+    if limit > 0:
+        count = min(count, max(0, limit - (len(info.running) - len(info.stalled))))
+    if count <= 0:
+        return []
+    jobs = locks.invalidate(q, info, now, count)
+    jobs += _take_waiting(q, info, count - len(jobs))
+    for job in jobs:
+        _hand(q, job, worker, now)
+    return jobs
+
+
+def _take_waiting(q: Qless, info: QueueInfo, count: int) -> list[Job]:
+    taken: list[Job] = []
+    ready = info.tube.ready
+    while len(taken) < count:
+        job = ready.peek()
+        if job is None or (job.ext is not None and qext(job) is None):
+            break  # empty, or a Workq job next: qless does not run those
+        q.engine._take_out(job)
+        moves.adopt(q, job)
+        taken.append(job)
+    return taken
+
+
+def _hand(q: Qless, job: Job, worker: str, now: int) -> None:
+    ext = moves.ext_of(job)
+    q.stats.day(ext.queue, now).wait.add(max(0, now - ext.time) / 1000)
+    ext.time = now
+    q.history(job, now, "popped", worker=worker)
+    moves.lock(q, job, worker, now)
+    q.save(job)
+
+
+def peek(q: Qless, now: int, queue: str, count: int) -> list[dict[str, Any]]:
+    """peek(queue, count): what pop would hand out, without taking it."""
+    q.at(now)
+    info = q.queue(queue)
+    jobs = list(islice(info.stalled.values(), max(0, count)))
+    jobs += _top_waiting(info, count - len(jobs))
+    return [job_view(q, job, now) for job in jobs]
+
+
+def _top_waiting(info: QueueInfo, count: int) -> list[Job]:
+    """The first `count` ready jobs in order: popped off the heap, then pushed back."""
+    ready = info.tube.ready
+    entries: list[tuple[Any, ...]] = []
+    while len(entries) < count and (entry := ready.peek_entry()) is not None:
+        ready.pop()
+        entries.append(entry)
+    for entry in entries:
+        entry[-1].entry = entry
+        ready.push(entry)
+    return [entry[-1] for entry in entries]

@@ -1,0 +1,145 @@
+"""put / requeue: create a job, or move an existing one (same jid = move, any state)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless import deps, moves, tags
+from beanpod.core.qless.errors import QlessError, missing
+from beanpod.core.qless.ext import QlessExt
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless
+
+
+class PutArgs:
+    """put's optional arguments; None means "keep the job's own" on a move."""
+
+    __slots__ = ("depends", "priority", "retries", "tags")
+
+    def __init__(
+        self,
+        priority: int | None = None,
+        tags: list[str] | None = None,
+        retries: int | None = None,
+        depends: list[str] | None = None,
+    ) -> None:
+        self.priority = priority
+        self.tags = tags
+        self.retries = retries
+        self.depends = depends
+
+
+def put(
+    q: Qless, now: int, worker: str, queue: str, jid: str, klass: str, data: str,
+    delay_ms: int, opts: PutArgs | None = None,
+) -> str:  # fmt: skip
+    """put(worker, queue, jid, klass, data, delay, [priority p] [tags t] [retries r]
+    [depends d]) -> jid. A known jid is moved: priority, tags and retries are kept
+    unless given, `remaining` is reset, a new non-empty `depends` replaces the old."""
+    q.at(now)
+    q.queue(queue)
+    opts = opts or PutArgs()
+    job = q.find(jid)
+    if job is None:
+        _create(q, now, queue, jid, klass, data, delay_ms, opts)
+    else:
+        _move(q, now, job, worker, queue, klass, data, delay_ms, opts)
+    return jid
+
+
+def requeue(
+    q: Qless, now: int, worker: str, queue: str, jid: str, klass: str, data: str,
+    delay_ms: int, opts: PutArgs | None = None,
+) -> str:  # fmt: skip
+    """put, but only for a job that still exists (a cancelled job is not resurrected)."""
+    q.at(now)
+    job = q.find(jid)
+    if job is None or job.state is JobState.RECUR:
+        raise missing("Requeue", jid)
+    return put(q, now, worker, queue, jid, klass, data, delay_ms, opts)
+
+
+def _create(
+    q: Qless, now: int, queue: str, jid: str, klass: str, data: str, delay_ms: int,
+    opts: PutArgs,
+) -> Job:  # fmt: skip
+    ext = QlessExt(jid, klass, queue)
+    ext.priority = opts.priority or 0
+    ext.retries = ext.remaining = 5 if opts.retries is None else opts.retries
+    ext.time = now
+    ext.tags = list(dict.fromkeys(opts.tags or ()))
+    q.history_of(ext, now, "put", q=queue)
+    deps.link(q, ext, opts.depends or ())
+    held = JobState.DEPENDS if ext.dependencies else None
+    if held is not None and delay_ms > 0:
+        ext.scheduled = now + delay_ms
+    engine = q.engine
+    job = engine.put(
+        q.caller, q.queue(queue).tube, moves.engine_pri(ext.priority),
+        0 if held else delay_ms, ttr_for(q, queue), data.encode(), now, ext=ext, held=held,
+    )  # fmt: skip
+    ext.job = job
+    q.jobs[jid] = job
+    tags.index(q, jid, ext.tags)
+    if held is not None:
+        q.queue(queue).depends[jid] = job
+    return job
+
+
+def _move(
+    q: Qless, now: int, job: Job, worker: str, queue: str, klass: str, data: str,
+    delay_ms: int, opts: PutArgs,
+) -> None:  # fmt: skip
+    if job.state is JobState.RECUR:
+        raise QlessError(f"Put(): {getattr(job.ext, 'jid', job.id)} names a recurring job")
+    ext = moves.adopt(q, job)
+    if ext is None:
+        raise QlessError(f"Put(): Job {job.id} belongs to another dialect")
+    moves.detach(q, job)
+    if opts.tags is not None:
+        tags.set_tags(q, job, opts.tags)
+    if opts.priority is not None:
+        ext.priority = opts.priority
+    if opts.retries is not None:
+        ext.retries = opts.retries
+    ext.remaining = ext.retries
+    ext.klass = klass
+    set_data(job, data)
+    if opts.depends:
+        deps.replace(q, ext, opts.depends)
+    q.history(job, now, "put", q=queue)
+    moves.set_queue(q, job, queue)
+    job.ttr = ttr_for(q, queue)
+    ext.time = now
+    q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
+    moves.place(q, job, now, delay_ms)
+    q.save(job)
+
+
+def set_data(job: Job, data: str) -> None:
+    """Replace a job's data (its body too, so beanstalkd readers see it)."""
+    ext = moves.ext_of(job)
+    ext.data = data
+    job.body = data.encode()
+
+
+def ttr_for(q: Qless, queue: str) -> int:
+    """A beanstalkd reserver of a qless job gets the queue's heartbeat as its TTR."""
+    return max(1000, q.config.heartbeat_ms(queue))
+
+
+def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
+    """priority(jid, p): change a job's priority; a waiting job is re-ranked."""
+    q.at(now)
+    job = q.require("Priority", jid)
+    ext = moves.adopt(q, job)
+    if ext is None:
+        raise QlessError(f"Priority(): Job {jid} belongs to another dialect")
+    ext.priority = priority
+    if job.state is JobState.READY:
+        q.engine._take_out(job)
+        moves.to_waiting(q, job, now)
+    q.save(job)
+    return priority

@@ -1,0 +1,170 @@
+"""Recurring jobs: a template (engine job in state RECUR, extras `RecurExt`) spawns a
+child `<jid>-<n>` every interval, the first at put time + offset. A timer fires at the
+next spawn time; children missed while nobody was looking are all spawned then, at their
+intended times, except that `backlog` bounds how many missed intervals are made up."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless import moves
+from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.ext import RecurExt, rext
+from beanpod.core.qless.store import RECUR_DUE
+from beanpod.core.qless.view import recur_view
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless
+
+UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog")
+
+
+def recur(
+    q: Qless, now: int, queue: str, jid: str, klass: str, data: str, interval_ms: int,
+    offset_ms: int, priority: int = 0, tag_list: list[str] | None = None, retries: int = 0,
+    backlog: int = 0,
+) -> str:  # fmt: skip
+    """recur(queue, jid, klass, data, 'interval', interval, offset, ...) -> jid. An
+    existing template is updated and moved; its child counter is kept."""
+    if interval_ms <= 0:
+        raise QlessError("Recur(): Arg 'interval' must be greater than 0")
+    q.at(now)
+    q.queue(queue)
+    job = q.jobs.get(jid)
+    if job is not None and rext(job) is None:
+        raise QlessError(f"Recur(): {jid} names a job, not a recurring template")
+    ext = _template(q, now, job, queue, jid, klass, data)
+    ext.klass, ext.data, ext.priority, ext.retries = klass, data, priority, retries
+    ext.interval, ext.backlog = interval_ms, backlog
+    ext.tags = list(dict.fromkeys(tag_list or ()))
+    _move(q, ext, queue)
+    _arm(q, ext, now + offset_ms)
+    return jid
+
+
+def _template(
+    q: Qless, now: int, job: Job | None, queue: str, jid: str, klass: str, data: str
+) -> RecurExt:
+    if job is not None:
+        found = rext(job)
+        assert found is not None
+        return found
+    ext = RecurExt(jid, klass, queue, 1)
+    engine = q.engine
+    job = engine.put(q.caller, q.queue(queue).tube, 0, 0, 1000, data.encode(), now, ext=ext,
+                     held=JobState.RECUR)  # fmt: skip
+    ext.job = job
+    q.jobs[jid] = job
+    q.queue(queue).recurring[jid] = job
+    return ext
+
+
+def _move(q: Qless, ext: RecurExt, queue: str) -> None:
+    job = ext.job
+    assert job is not None
+    old = q.queues.get(ext.queue)
+    if old is not None:
+        old.recurring.pop(ext.jid, None)
+    q.queue(queue).recurring[ext.jid] = job
+    moves.retube(q, job, queue)
+    ext.queue = queue
+
+
+def _arm(q: Qless, ext: RecurExt, when: int) -> None:
+    ext.next_at = when
+    q.engine.timers.arm(when, RECUR_DUE, ext)
+    if ext.job is not None:
+        q.save(ext.job)
+
+
+def due(q: Qless, ext: RecurExt, now: int) -> None:
+    """Timer: spawn every child due by `now` (bounded by the backlog), re-arm."""
+    score = ext.next_at
+    if ext.backlog > 0:
+        missed = (now - score) / ext.interval
+        if missed > ext.backlog:
+            score += math.ceil(missed - ext.backlog) * ext.interval
+    while score <= now:
+        _spawn(q, ext, score)
+        score += ext.interval
+    _arm(q, ext, score)
+
+
+def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
+    from beanpod.core.qless import put
+
+    ext.count += 1
+    opts = put.PutArgs(ext.priority, ext.tags, ext.retries)
+    jid = f"{ext.jid}-{ext.count}"
+    put._create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
+    child = q.jobs[jid]
+    child_ext = moves.ext_of(child)
+    child_ext.spawned_from = ext.jid
+    q.save(child)
+
+
+def get(q: Qless, jid: str) -> dict[str, Any] | None:
+    job = q.jobs.get(jid)
+    ext = None if job is None else rext(job)
+    return None if ext is None else recur_view(ext)
+
+
+def update(q: Qless, now: int, jid: str, changes: list[tuple[str, Any]]) -> bool:
+    """recur.update(jid, key, value, ...) for the keys in UPDATABLE."""
+    q.at(now)
+    ext = _require(q, "Recur", jid)
+    for key, value in changes:
+        if key not in UPDATABLE:
+            raise QlessError(f"Recur(): Unrecognized option {key!r}")
+        if key == "interval":
+            _arm(q, ext, ext.next_at + int(value) - ext.interval)
+            ext.interval = int(value)
+        elif key == "queue":
+            _move(q, ext, str(value))
+        else:
+            setattr(ext, key, value)
+    assert ext.job is not None
+    q.save(ext.job)
+    return True
+
+
+def retag(q: Qless, now: int, jid: str, add: list[str], remove: list[str]) -> list[str]:
+    """recur.tag / recur.untag -> the template's tags."""
+    q.at(now)
+    ext = _require(q, "Recur", jid)
+    drop = set(remove)
+    ext.tags = [t for t in dict.fromkeys([*ext.tags, *add]) if t not in drop]
+    assert ext.job is not None
+    q.save(ext.job)
+    return list(ext.tags)
+
+
+def unrecur(q: Qless, now: int, jid: str) -> bool:
+    """unrecur(jid): always true."""
+    q.at(now)
+    job = q.jobs.get(jid)
+    if job is not None and rext(job) is not None:
+        from beanpod.core.qless.cancel import remove
+
+        remove(q, job, now, event=None)
+    return True
+
+
+def forget_template(q: Qless, job: Job, ext: RecurExt) -> None:
+    """Destroy hook part: a template is gone (unrecur or beanstalkd delete)."""
+    q.engine.timers.cancel(ext)
+    if q.jobs.get(ext.jid) is job:
+        del q.jobs[ext.jid]
+    info = q.queues.get(ext.queue)
+    if info is not None:
+        info.recurring.pop(ext.jid, None)
+
+
+def _require(q: Qless, fn: str, jid: str) -> RecurExt:
+    job = q.jobs.get(jid)
+    ext = None if job is None else rext(job)
+    if ext is None:
+        raise QlessError(f"{fn}(): No recurring job {jid}")
+    return ext

@@ -1,0 +1,100 @@
+"""Per-queue per-day statistics, kept live (qless's `stats`): wait and run time series
+with Welford's mean/variance and the 148-bucket histogram; failures, failed, retries.
+
+Nothing is computed by scanning: every pop, complete, fail and lock loss updates one day
+bin. Bins older than `stats-history` days are dropped as new days begin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+DAY_MS = 86_400_000
+BUCKETS = 148  # s0..s59, m1..m59, h1..h23, d1..d6
+
+
+def bucket(seconds: float) -> int | None:
+    """The histogram slot of a duration (None for 7 days or more: counted nowhere)."""
+    s = max(0, math.floor(seconds))
+    if s < 60:
+        return s
+    if s < 3600:
+        return 59 + s // 60
+    if s < 86400:
+        return 118 + s // 3600
+    if s < 7 * 86400:
+        return 141 + s // 86400
+    return None
+
+
+class Series:
+    __slots__ = ("count", "histogram", "mean", "vk")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.vk = 0.0
+        self.histogram = [0] * BUCKETS
+
+    def add(self, seconds: float) -> None:
+        self.count += 1
+        old = self.mean
+        self.mean = old + (seconds - old) / self.count
+        self.vk += (seconds - self.mean) * (seconds - old)
+        slot = bucket(seconds)
+        if slot is not None:
+            self.histogram[slot] += 1
+
+    def to_json(self) -> dict[str, Any]:
+        std = math.sqrt(self.vk / (self.count - 1)) if self.count > 1 else 0
+        return {"count": self.count, "mean": self.mean, "std": std,
+                "histogram": list(self.histogram)}  # fmt: skip
+
+
+class DayStats:
+    __slots__ = ("failed", "failures", "retries", "run", "wait")
+
+    def __init__(self) -> None:
+        self.retries = 0
+        self.failed = 0
+        self.failures = 0
+        self.wait = Series()
+        self.run = Series()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"retries": self.retries, "failed": self.failed, "failures": self.failures,
+                "wait": self.wait.to_json(), "run": self.run.to_json()}  # fmt: skip
+
+
+class Stats:
+    """Day bins per queue; `history_days` bounds how many days are kept."""
+
+    def __init__(self) -> None:
+        self.bins: dict[tuple[str, int], DayStats] = {}
+        self.days: dict[str, deque[int]] = {}  # per queue, days with a bin, oldest first
+        self.history_days = 30
+
+    def day(self, queue: str, when_ms: int) -> DayStats:
+        """The bin of the UTC day containing `when_ms`, created on first use."""
+        day = when_ms // DAY_MS
+        found = self.bins.get((queue, day))
+        if found is None:
+            found = self.bins[(queue, day)] = DayStats()
+            self._note_day(queue, day)
+        return found
+
+    def _note_day(self, queue: str, day: int) -> None:
+        days = self.days.setdefault(queue, deque())
+        days.append(day)
+        while days and days[0] <= day - self.history_days:
+            self.bins.pop((queue, days.popleft()), None)
+
+    def get(self, queue: str, when_ms: int) -> dict[str, Any]:
+        found = self.bins.get((queue, when_ms // DAY_MS))
+        return (found or DayStats()).to_json()
+
+    def existing(self, queue: str, when_ms: int) -> DayStats | None:
+        """The bin of an earlier day, if still kept (for `failed -1` on the failure's day)."""
+        return self.bins.get((queue, when_ms // DAY_MS))

@@ -1,0 +1,177 @@
+"""The qless state on one engine: jid index, known queues, workers, failure groups, tags,
+tracked and completed jobs, configuration and statistics.
+
+Feature modules (put, pop, complete, fail, locks, cancel, deps, tags, track, recurring,
+workers, config, stats, history, expiry) are functions over this object, as qless-core
+has one Lua file per feature. Every operation takes `now` in engine milliseconds and
+first fires the engine timers due by then, so lazily-evaluated qless rules (scheduled
+jobs, lock expiry, recurring spawns) are observed exactly at `now`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from beanpod.core.conn import Conn
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless.config import Config
+from beanpod.core.qless.errors import QlessError, missing
+from beanpod.core.qless.ext import QlessExt, qext
+from beanpod.core.qless.stats import Stats
+from beanpod.core.tube import MAX_TUBE_NAME
+
+if TYPE_CHECKING:
+    from beanpod.core.engine import Engine
+
+LOCK_DUE = 20  # timer kind: a qless lock expired (target: the job)
+RECUR_DUE = 21  # timer kind: a recurring template is due to spawn (target: its RecurExt)
+
+# qless state names of engine states (docs/qless.md has the mapping).
+QLESS_STATE = {
+    JobState.READY: "waiting",
+    JobState.DELAYED: "scheduled",
+    JobState.RESERVED: "running",
+    JobState.BURIED: "failed",
+    JobState.DEPENDS: "depends",
+    JobState.COMPLETE: "complete",
+    JobState.RECUR: "recur",
+}
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()")
+
+
+class QueueInfo:
+    """A known qless queue: holds a reference on its tube so the tube (and a pause)
+    outlives its jobs, plus the qless-only sets of the queue."""
+
+    __slots__ = ("depends", "name", "recurring", "running", "stalled", "tube")
+
+    def __init__(self, name: str, engine: Engine) -> None:
+        self.name = name
+        self.tube = engine.tube(name)
+        self.tube.refs += 1
+        self.running: dict[int, Job] = {}  # held by qless workers
+        self.stalled: OrderedDict[int, Job] = OrderedDict()  # expired locks, expiry order
+        self.depends: dict[str, Job] = {}
+        self.recurring: dict[str, Job] = {}
+
+
+class Qless:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.jobs: dict[str, Job] = {}  # jid -> job (qless jobs and recurring templates)
+        self.queues: dict[str, QueueInfo] = {}  # first-seen order
+        self.workers: OrderedDict[str, int] = OrderedDict()  # name -> last seen, oldest first
+        self.conns: dict[str, Conn] = {}  # the engine connection holding a worker's locks
+        self.groups: dict[str, OrderedDict[str, Job]] = {}  # failed jids, oldest first
+        self.tags: dict[str, dict[str, None]] = {}  # tag -> jids in tagging order
+        self.tracked: dict[str, None] = {}
+        self.completed: OrderedDict[str, Job] = OrderedDict()  # oldest completion first
+        self.config = Config()
+        self.stats = Stats()
+        self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
+        self.caller: Conn | None = None  # the connection whose command is running (events)
+        self.now = 0  # the latest `now` an operation ran at (for engine hooks)
+        self._install()
+
+    def _install(self) -> None:
+        from beanpod.core.qless import cancel, locks, recurring
+
+        engine = self.engine
+        engine.timer_handlers[LOCK_DUE] = lambda job, now: locks.lock_due(self, job, now)
+        engine.timer_handlers[RECUR_DUE] = lambda ext, now: recurring.due(self, ext, now)
+        engine.destroy_hooks.append(lambda job: cancel.forget(self, job))
+        engine.kick_hooks.append(lambda job, now: cancel.kicked(self, job, now))
+
+    # ---- time and lookups --------------------------------------------------------------
+
+    def at(self, now: int) -> None:
+        """Fire every engine timer due by `now` (scheduled jobs, locks, recurring)."""
+        self.now = max(self.now, now)
+        self.engine.tick(now)
+
+    def find(self, jid: str) -> Job | None:
+        """The job named `jid`: a qless job, or a plain job named by its decimal id."""
+        job = self.jobs.get(jid)
+        if job is None and jid.isdigit():
+            job = self.engine.jobs.get(int(jid))
+            if job is not None and job.ext is not None:
+                return None  # jobs with extras are named by their own id (jid, uuid)
+        return job
+
+    def require(self, fn: str, jid: str) -> Job:
+        job = self.find(jid)
+        if job is None or job.state is JobState.RECUR:
+            raise missing(fn, jid)
+        return job
+
+    def queue(self, name: str) -> QueueInfo:
+        """The known queue `name`, registered on first use (a valid tube name)."""
+        info = self.queues.get(name)
+        if info is None:
+            check_queue_name(name)
+            info = self.queues[name] = QueueInfo(name, self.engine)
+        return info
+
+    def conn_for(self, worker: str) -> Conn:
+        """The engine connection that holds `worker`'s locks (never disconnected)."""
+        conn = self.conns.get(worker)
+        if conn is None:
+            engine = self.engine
+            conn = Conn(engine.next_conn_id, engine.default_tube)
+            conn.watch = []
+            engine.next_conn_id += 1
+            self.conns[worker] = conn
+        return conn
+
+    def reattach(self, now: int) -> int:
+        """After a WAL restore: rebuild the qless indexes (see qless/restore.py)."""
+        from beanpod.core.qless.restore import reattach
+
+        return reattach(self, now)
+
+    def touch_worker(self, worker: str, now: int) -> None:
+        self.workers[worker] = now
+        self.workers.move_to_end(worker)
+
+    # ---- effects -----------------------------------------------------------------------
+
+    def save(self, job: Job) -> None:
+        """Journal `job`'s current image (state and extras) when the WAL is on."""
+        journal = self.engine.journal
+        if journal is not None and job.id in self.engine.jobs:
+            journal.record_update(job)
+
+    def emit(self, now: int, event: str, job: Job, **extra: Any) -> None:
+        events = self.engine.events
+        if events is not None:
+            conn = self.caller
+            events.emit(now, event, job.id, job.tube.name, conn.id if conn else None, **extra)
+
+    def history(self, job: Job, now: int, what: str, **extra: Any) -> None:
+        ext = qext(job)
+        if ext is not None:
+            self.history_of(ext, now, what, **extra)
+
+    def history_of(self, ext: QlessExt, now: int, what: str, **extra: Any) -> None:
+        from beanpod.core.qless.history import append
+
+        append(self, ext, now, what, extra)
+
+
+def check_queue_name(name: str) -> None:
+    """qless queues are beanstalkd tubes, so they follow tube-name rules."""
+    ok = 0 < len(name) <= MAX_TUBE_NAME and name[0] != "-" and set(name) <= _NAME_CHARS
+    if not ok:
+        raise QlessError(f"Put(): queue name {name!r} is not a valid tube name")
+
+
+def worker_of(job: Job) -> str:
+    ext = qext(job)
+    return "" if ext is None else ext.worker
+
+
+def state_name(job: Job) -> str:
+    """The qless name of `job`'s state."""
+    return QLESS_STATE[job.state]

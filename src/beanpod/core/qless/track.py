@@ -1,0 +1,44 @@
+"""Tracked jobs: `track`/`untrack` a job; list tracked jobs and those since gone."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from beanpod.core.qless import moves
+from beanpod.core.qless.errors import QlessError
+
+if TYPE_CHECKING:
+    from beanpod.core.qless.store import Qless
+
+
+def track(q: Qless, now: int, command: str, jid: str) -> bool:
+    q.at(now)
+    job = q.require("Track", jid)
+    ext = moves.adopt(q, job)
+    if ext is None:
+        raise QlessError(f"Track(): Job {jid} belongs to another dialect")
+    if command == "track":
+        ext.tracked = True
+        q.tracked[ext.jid] = None
+    elif command == "untrack":
+        ext.tracked = False
+        q.tracked.pop(ext.jid, None)
+    else:
+        raise QlessError(f"Track(): Unknown action {command!r}")
+    q.save(job)
+    return True
+
+
+def tracked(q: Qless, now: int) -> dict[str, Any]:
+    """{jobs: [job...], expired: [jid whose job is gone]}."""
+    from beanpod.core.qless.view import job_view
+
+    q.at(now)
+    jobs, expired = [], []
+    for jid in q.tracked:
+        job = q.jobs.get(jid)
+        if job is None:
+            expired.append(jid)
+        else:
+            jobs.append(job_view(q, job, now))
+    return {"jobs": jobs, "expired": expired}

@@ -1,0 +1,71 @@
+"""The `qless` extension command of the beanstalkd dialect (docs/qless.md).
+
+    qless <bytes>\\r\\n<json>\\r\\n      request: {"fn": "<function>", "args": [...]}
+    OK <bytes>\\r\\n<json>\\r\\n         the function's result, as JSON
+    QLESS_ERROR <message>\\r\\n         a refusal, with qless's wording on one line
+
+A plain beanstalkd client never sends it, so nothing it sees changes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from beanpod.core.qless import QlessError
+from beanpod.core.qless.api import call
+from beanpod.protocols.beanstalkd import wire as w
+from beanpod.protocols.beanstalkd.context import Context
+
+ERROR_WORD = b"QLESS_ERROR "
+CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
+
+
+def error(message: str) -> bytes:
+    """A one-line refusal (line breaks in the message become spaces)."""
+    line = " ".join(message.split("\r\n")).replace("\n", " ").replace("\r", " ")
+    return ERROR_WORD + line.encode("utf-8", "replace") + w.CRLF
+
+
+def ok(result: Any) -> bytes:
+    body = json.dumps(result, separators=(",", ":")).encode()
+    return b"OK %d\r\n%s\r\n" % (len(body), body)
+
+
+def _request(body: bytes) -> tuple[str, list[Any]]:
+    request = json.loads(body)
+    if not isinstance(request, dict) or not isinstance(request.get("fn"), str):
+        raise ValueError('expected {"fn": <name>, "args": [...]}')
+    args = request.get("args", [])
+    if not isinstance(args, list):
+        raise ValueError('"args" must be a list')
+    return request["fn"], args
+
+
+def qless(s: Context, cmd: tuple[Any, ...]) -> bytes:
+    """qless <bytes>\\r\\n<json>\\r\\n"""
+    _, body, crlf = cmd
+    if not crlf:
+        return w.EXPECTED_CRLF
+    try:
+        fn, args = _request(body)
+    except ValueError as exc:
+        return error(f"malformed request: {exc}")
+    d = s.dialect
+    if fn in CREATING and d.engine.draining:
+        return w.DRAINING
+    q = d.qless
+    q.caller = s.conn
+    try:
+        return ok(call(q, fn, args, s.now))
+    except QlessError as exc:
+        return error(exc.message)
+    except (TypeError, ValueError, KeyError, IndexError) as exc:
+        return error(f"{fn}(): bad arguments: {exc}")
+    finally:
+        q.caller = None
+
+
+def too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:
+    """qless <bytes> over max-job-size: the body was read and discarded."""
+    return w.JOB_TOO_BIG
