@@ -174,9 +174,9 @@ class Engine:
         `ext` (dialect extras) is attached before the put is journalled; `held` (one of
         HELD_STATES) creates it in an extension's state, in no engine queue."""
         if job_id is None:
-            job_id = self.allocate_id()
-        job = Job(job_id, tube, pri, delay, ttr, body, now)
-        job.ext = ext
+            job_id = self.next_id
+            self.next_id = job_id + 1
+        job = Job(job_id, tube, pri, delay, ttr, body, now, ext)
         self.jobs[job_id] = job
         tube.jobs += 1
         tube.refs += 1
@@ -213,6 +213,14 @@ class Engine:
             tube.urgent += 1
         if tube.waiting:
             self._serve(tube, now)
+
+    def _popped_ready(self, job: Job) -> None:
+        """Count out a ready job just popped from its tube's heap."""
+        counts = self.counts
+        counts.ready -= 1
+        if job.pri < URGENT_PRIORITY:
+            counts.urgent -= 1
+            job.tube.urgent -= 1
 
     def _make_delayed(self, job: Job, due: int) -> None:
         job.state = DELAYED
@@ -286,7 +294,10 @@ class Engine:
         del self.jobs[job.id]
         tube = job.tube
         tube.jobs -= 1
-        self._unref(tube)
+        if tube.refs > 1:
+            tube.refs -= 1
+        else:
+            self._unref(tube)
 
     # ---- consuming ---------------------------------------------------------------------
 
@@ -315,12 +326,21 @@ class Engine:
         """Reserve the best ready job for `conn`, or park it (returns None) until a job
         arrives, `timeout` ms pass (None waits forever) or its DEADLINE_SOON margin comes;
         `deliver` is then called with the outcome."""
-        self.set_worker(conn)
-        if self._deadline_soon(conn, now) and not any(t.ready for t in conn.watch):
+        if not conn.worker:
+            self.set_worker(conn)
+        watch = conn.watch
+        if conn.reserved and self._deadline_soon(conn, now) and not any(t.ready for t in watch):
             return DEADLINE_SOON
-        job = self._best_ready(conn)
+        if len(watch) == 1:  # the common case: take the top of the one watched tube
+            tube = watch[0]
+            job = None if tube.pause_ms else tube.ready.pop()
+            if job is not None:
+                self._popped_ready(job)
+        else:
+            job = self._best_in(watch)
+            if job is not None:
+                self._take_out(job)
         if job is not None:
-            self._take_out(job)
             self._reserve(conn, job, now)
             return job
         if timeout == 0:

@@ -50,6 +50,9 @@ TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
 }
 
 
+_READY = JobState.READY  # a module constant: cheaper than the enum attribute per job
+
+
 class JobExt(Protocol):
     """Dialect extras carried by a job (Workq uuid/ttl/result, qless data...).
 
@@ -97,7 +100,15 @@ class Job:
     )
 
     def __init__(
-        self, job_id: int, tube: Tube, pri: int, delay: int, ttr: int, body: bytes, now: int
+        self,
+        job_id: int,
+        tube: Tube,
+        pri: int,
+        delay: int,
+        ttr: int,
+        body: bytes,
+        now: int,
+        ext: JobExt | None = None,
     ) -> None:
         self.id = job_id
         self.tube = tube
@@ -105,7 +116,7 @@ class Job:
         self.delay = delay
         self.ttr = ttr
         self.body = body
-        self.state = JobState.READY
+        self.state = _READY
         self.created = now
         self.deadline = 0  # due time when delayed, TTR expiry when reserved
         self.reserver: Conn | None = None
@@ -117,7 +128,7 @@ class Job:
         self.buries = 0
         self.kicks = 0
         self.file = 0  # WAL segment holding its latest full record (stats-job `file`)
-        self.ext: JobExt | None = None  # dialect extras (Workq, qless); None if unused
+        self.ext = ext  # dialect extras (Workq, qless); None if unused
 
     def __repr__(self) -> str:
         return f"<Job {self.id} {self.tube.name} {STATE_NAMES[self.state]} pri={self.pri}>"

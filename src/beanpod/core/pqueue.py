@@ -31,9 +31,11 @@ class LazyHeap:
     def discard(self, item: Any) -> None:
         """Forget `item`'s live entry (it stays in the heap, dead)."""
         item.entry = None
-        self._live -= 1
+        live = self._live = self._live - 1
         heap = self._heap
-        if len(heap) > 2 * self._live + 64:
+        if not live:
+            heap.clear()  # all dead: the common case of a connection's one reservation
+        elif len(heap) > 2 * live + 64:
             heap[:] = [e for e in heap if e[-1].entry is e]
             heapify(heap)
 
