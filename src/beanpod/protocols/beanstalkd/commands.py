@@ -208,8 +208,11 @@ class Parser:
         queue = self._queue
         if queue:
             return queue.popleft()
-        if self._mode == LINE and self._parse_batch():
-            return queue.popleft()
+        if self._mode == LINE:
+            if self._pos == len(self._buf):
+                return None  # everything read so far is parsed
+            if self._parse_batch():
+                return queue.popleft()
         return self._next_command()
 
     def _parse_batch(self) -> int:
@@ -219,7 +222,7 @@ class Parser:
         buf, pos = self._buf, self._pos
         if len(buf) - pos < 64:
             return 0  # too little to pay for the split
-        pieces = bytes(buf[pos:]).split(b"\r\n")
+        pieces = bytes(memoryview(buf)[pos:]).split(b"\r\n")  # one copy, one split
         last = len(pieces) - 1  # pieces[last] has no CRLF yet
         append, get_no_arg, get_id_verb = self._queue.append, NO_ARG_LINES.get, ONE_ID_VERBS.get
         max_size, off, i, ints = self._max_job_size, pos, 0, SMALL_INTS
