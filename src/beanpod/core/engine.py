@@ -11,7 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import HELD_STATES, STATE_NAMES, URGENT_PRIORITY, Job, JobExt, JobState
+from beanpod.core.job import (
+    HELD_STATES,
+    ONE_RESERVE,
+    STATE_NAMES,
+    URGENT_PRIORITY,
+    Job,
+    JobExt,
+    JobState,
+)
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
@@ -263,7 +271,7 @@ class Engine:
         """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
         job.state = RESERVED
         job.reserver = conn
-        job.reserves += 1
+        job.counters += ONE_RESERVE
         deadline = now + job.ttr
         job.deadline = deadline
         entry = (deadline, job.id, job)
