@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 MAGIC = b"BPODWAL\n"
-VERSION = 1  # the only format so far; readers accept MIN_VERSION..VERSION
+VERSION = 2  # 2 added the STATE record; readers accept MIN_VERSION..VERSION
 MIN_VERSION = 1
 _HEADER = struct.Struct("<8sHHI")
 HEADER_SIZE = _HEADER.size + 4
@@ -75,6 +75,15 @@ def decode_header(data: bytes) -> Header:
 def frame(payload: bytes) -> bytes:
     """One record, ready to append."""
     return _FRAME.pack(len(payload), crc32(payload)) + payload
+
+
+def frame_parts(parts: tuple[bytes, ...]) -> bytes:
+    """One record whose payload is the concatenation of `parts` (one copy, chained CRC)."""
+    crc, size = 0, 0
+    for part in parts:
+        crc = crc32(part, crc)
+        size += len(part)
+    return b"".join((_FRAME.pack(size, crc), *parts))
 
 
 def frame_size(payload_len: int) -> int:
