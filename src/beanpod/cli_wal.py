@@ -61,8 +61,8 @@ def verify(directory: Path, do_salvage: bool) -> None:
     if restored is not None:
         n = engine.counts
         click.echo(f"{restored.jobs} jobs (ready {n.ready}, delayed {n.delayed}, buried "
-                   f"{n.buried}), {len(restored.paused)} paused tubes, next id "
-                   f"{restored.next_id}")  # fmt: skip
+                   f"{n.buried}), {len(restored.paused)} paused tubes, "
+                   f"{len(restored.states)} named states, next id {restored.next_id}")  # fmt: skip
     if bad:
         for line in bad:
             click.echo(f"error: {line}", err=True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from beanpod.client.qless import Client
+import pytest
+
+from beanpod.client.qless import Client, QlessError
 from tests.support.servers import InProcessServer
+from tests.support.walserver import WalServer
 
 
 def test_qless_state_survives_restart(tmp_path: Path) -> None:
@@ -35,3 +39,89 @@ def test_qless_state_survives_restart(tmp_path: Path) -> None:
         assert a.complete() == "complete"
         assert c.jobs["b"].state == "waiting"  # type: ignore[union-attr]
     srv.stop()
+
+
+def test_config_overrides_and_workers_survive_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w1") as c:
+        c.call("config.set", "heartbeat", 120)
+        c.call("config.set", "q-max-concurrency", 3)
+        c.call("config.set", "application", "mine")
+        c.call("config.unset", "application")
+        c.call("config.set", "custom", {"nested": [1, "x"]})
+        c.queues["q"].put("K", {}, jid="a")
+        c.call("pop", "q", "w1", 1)  # w1 registered, holds a
+        c.call("pop", "empty", "w2", 1)  # w2 registered by an empty pop
+        c.call("pop", "empty", "gone", 1)
+        c.call("worker.deregister", "gone")
+        before = c.call("workers")
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w1") as c:
+        config = c.call("config.get")
+        assert config["heartbeat"] == 120 and config["application"] == "qless"
+        assert config["q-max-concurrency"] == 3
+        assert c.call("config.get", "custom") == {"nested": [1, "x"]}
+        expected = [
+            {"name": "w2", "jobs": 0, "stalled": 0},
+            {"name": "w1", "jobs": 1, "stalled": 0},
+        ]
+        assert c.call("workers") == before == expected
+        c.call("config.unset", "heartbeat")
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w1") as c:
+        assert c.call("config.get", "heartbeat") == 60
+    srv.stop()
+
+
+def test_compaction_keeps_config_overrides_live(tmp_path: Path) -> None:
+    srv = WalServer(tmp_path, segment_size=16384).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        c.call("config.set", "grace-period", 3)
+        raw = srv.client()
+        body = b"x" * 200
+        batch = b"put 0 0 10 200\r\n" + body + b"\r\n"
+        for _ in range(40):  # many segments of churn: the first one must be dropped
+            ids = [int(r.split()[1]) for r in raw.cmd(batch * 40, 40).split(b"\r\n") if r]
+            raw.cmd(b"".join(b"delete %d\r\n" % i for i in ids), len(ids))
+        deadline = time.monotonic() + 10  # the fsync thread unlinks dropped segments
+        while (tmp_path / "0000000001.wal").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not (tmp_path / "0000000001.wal").exists()
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        assert c.call("config.get", "grace-period") == 3
+    srv.stop()
+
+
+def test_waiting_order_survives_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        for jid in ("a", "b", "c"):
+            c.queues["q"].put("K", {}, jid=jid)
+        c.queues["q"].put("K", {}, jid="a")  # a waits again: last
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        c.queues["q"].put("K", {}, jid="d")  # put after the restart: after a
+        assert [j.jid for j in c.queues["q"].pop(10)] == ["b", "c", "a", "d"]
+    srv.stop()
+
+
+def test_full_disk_refuses_qless_mutations_over_the_wire(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    try:
+        with Client(port=srv.port, worker_name="w") as c:
+            c.queues["q"].put("K", {}, jid="a")
+            assert srv.app is not None and srv.app.wal is not None
+            setattr(srv.app.wal, "room", lambda nbytes: False)  # noqa: B010 - the disk is full
+            with pytest.raises(QlessError, match="out of disk space"):
+                c.queues["q"].put("K", {}, jid="b")
+            with pytest.raises(QlessError, match="out of disk space"):
+                c.queues["q"].pop()
+            assert c.jobs["b"] is None
+            assert c.call("queues", "q")["waiting"] == 1
+    finally:
+        srv.stop()

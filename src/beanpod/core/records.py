@@ -8,6 +8,9 @@ Payload layouts (little-endian; the first byte is the record type; see docs/wal.
     DELETE   id
     PAUSE    pause_ms pause_until name_len + tube name
     NEXT_ID  next job id (leads every segment, so ids survive the segments they came from)
+    STATE    key_len value_len + key + value     (format version 2: a named piece of state
+             outside jobs, e.g. a qless config override; the latest record per key wins,
+             an empty value removes the key)
 
 Times are wall-clock milliseconds. ext_kind 0 means "no extension"; otherwise the bytes
 are `job.ext.encode()` and are decoded with `EXT_DECODERS[ext_kind]`.
@@ -24,18 +27,24 @@ if TYPE_CHECKING:
     from beanpod.core.job import Job
     from beanpod.core.tube import Tube
 
-PUT, UPDATE, DELETE, PAUSE, NEXT_ID = 1, 2, 3, 4, 5
-TYPE_NAMES = {PUT: "put", UPDATE: "update", DELETE: "delete", PAUSE: "pause", NEXT_ID: "next-id"}
+PUT, UPDATE, DELETE, PAUSE, NEXT_ID, STATE = 1, 2, 3, 4, 5, 6
+TYPE_NAMES = {
+    PUT: "put", UPDATE: "update", DELETE: "delete", PAUSE: "pause", NEXT_ID: "next-id",
+    STATE: "state",
+}  # fmt: skip
 
 _PUT = struct.Struct("<BQqqqqqB5IHHI")
 _UPDATE = struct.Struct("<BQqqqqB5IHI")
 _DELETE = struct.Struct("<BQ")
 _PAUSE = struct.Struct("<BqqH")
 _NEXT_ID = struct.Struct("<BQ")
+_STATE = struct.Struct("<BHI")
 
 DELETE_SIZE = _DELETE.size
 UPDATE_SIZE = _UPDATE.size  # plus the extension's bytes
 PUT_OVERHEAD = _PUT.size  # plus tube name, extension and body
+STATE_OVERHEAD = _STATE.size  # plus key and value
+MAX_STATE_KEY = 0xFFFF  # bytes of a state key (UTF-8)
 
 
 class RecordError(Exception):
@@ -83,7 +92,12 @@ class NextIdRecord(NamedTuple):
     next_id: int
 
 
-Record = PutRecord | UpdateRecord | DeleteRecord | PauseRecord | NextIdRecord
+class StateRecord(NamedTuple):
+    key: str
+    value: bytes  # b"" = the key was removed
+
+
+Record = PutRecord | UpdateRecord | DeleteRecord | PauseRecord | NextIdRecord | StateRecord
 
 
 def _ext(job: Job) -> tuple[int, bytes]:
@@ -141,6 +155,12 @@ def encode_next_id(next_id: int) -> bytes:
     return _NEXT_ID.pack(NEXT_ID, next_id)
 
 
+def encode_state(key: str, value: bytes) -> bytes:
+    """Set `key` to `value` (b"": remove it)."""
+    name = key.encode()
+    return _STATE.pack(STATE, len(name), len(value)) + name + value
+
+
 def decode(payload: bytes) -> Record:
     """Decode one payload; raise RecordError if it is not a record this codec knows."""
     if not payload:
@@ -195,10 +215,21 @@ def _decode_next_id(p: bytes) -> NextIdRecord:
     return NextIdRecord(_NEXT_ID.unpack(p)[1])
 
 
+def _decode_state(p: bytes) -> StateRecord:
+    _, key_len, value_len = _STATE.unpack_from(p)
+    at = _STATE.size
+    key = p[at : at + key_len]
+    value = p[at + key_len :]
+    if len(key) != key_len or len(value) != value_len:
+        raise ValueError("key/value length mismatch")
+    return StateRecord(key.decode(), value)
+
+
 _DECODERS: dict[int, Callable[[bytes], Record]] = {
     PUT: _decode_put,
     UPDATE: _decode_update,
     DELETE: _decode_delete,
     PAUSE: _decode_pause,
     NEXT_ID: _decode_next_id,
+    STATE: _decode_state,
 }

@@ -18,6 +18,7 @@ from beanpod.core.records import (
     PauseRecord,
     PutRecord,
     Record,
+    StateRecord,
     UpdateRecord,
 )
 from beanpod.core.timers import PAUSE_END
@@ -32,6 +33,8 @@ class Restored:
     jobs: int = 0
     next_id: int = 1
     paused: dict[str, int] = field(default_factory=dict)  # tube name -> record's segment
+    # STATE records still set: key -> (segment of the latest record, value)
+    states: dict[str, tuple[int, bytes]] = field(default_factory=dict)
 
 
 class _Image:
@@ -50,6 +53,7 @@ def restore(engine: Engine, records: Iterable[tuple[int, Record]], now: int) -> 
     images: dict[int, _Image] = {}
     pauses: dict[str, tuple[int, PauseRecord]] = {}
     next_id = 1
+    states: dict[str, tuple[int, bytes]] = {}
     for file, rec in records:
         if isinstance(rec, PutRecord):
             images.pop(rec.id, None)
@@ -66,7 +70,11 @@ def restore(engine: Engine, records: Iterable[tuple[int, Record]], now: int) -> 
             pauses[rec.tube] = (file, rec)
         elif isinstance(rec, NextIdRecord):
             next_id = max(next_id, rec.next_id)
-    result = Restored()
+        elif isinstance(rec, StateRecord):
+            states.pop(rec.key, None)
+            if rec.value:
+                states[rec.key] = (file, rec.value)
+    result = Restored(states=states)
     for image in images.values():
         _place(engine, image, now)
     result.jobs = len(images)

@@ -1,9 +1,9 @@
 """The engine's Journal, backed by the write-ahead log (`beanpod serve -b DIR`).
 
 Turns engine mutations into records (core/records.py), places them with the WalWriter,
-keeps the compaction ledger (which segment pins which live job or paused tube), and
-migrates live records forward so old segments can be dropped. Recovery at start-up reads
-the directory back and restores the engine (core/restore.py).
+keeps the compaction ledger (which segment pins which live job, paused tube or named
+state), and migrates live records forward so old segments can be dropped. Recovery at
+start-up reads the directory back and restores the engine (core/restore.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from beanpod.core.records import (
     encode_pause,
     encode_put,
     encode_put_parts,
+    encode_state,
     encode_update,
 )
 from beanpod.core.restore import Restored, restore
@@ -61,6 +62,8 @@ class Durability:
         self.io = io
         self.ledger = compaction.Ledger()
         self.pause_file: dict[str, int] = {}  # paused tube -> segment of its pause record
+        # named states set (STATE records): key -> (segment of its latest record, value)
+        self.state_file: dict[str, tuple[int, bytes]] = {}
         self.appended = 0  # records appended so far (sessions compare it around a batch)
         self.records_migrated = 0
         self._written_mark = 0
@@ -95,6 +98,9 @@ class Durability:
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
+        for key, (file, value) in restored.states.items():
+            self.ledger.add(_state_item(key), file, len(frame(encode_state(key, value))))
+            self.state_file[key] = (file, value)
         writer.reserved = len(self.engine.jobs) * DELETE_FRAME
         if not writer.room(0):
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
@@ -171,6 +177,22 @@ class Durability:
         self.appended += 1
         self.commit.schedule()
 
+    def record_state(self, key: str, value: bytes) -> None:
+        record = frame(encode_state(key, value))
+        seg = self.writer.append(record)
+        old = self.state_file.pop(key, None)
+        if old is not None:
+            self.ledger.remove(_state_item(key), old[0])
+        if value:  # the latest value pins its segment; a removal pins nothing
+            self.ledger.add(_state_item(key), seg, len(record))
+            self.state_file[key] = (seg, value)
+        self.appended += 1
+        if not self.commit.scheduled:
+            self.commit.schedule()
+
+    def states(self, prefix: str) -> dict[str, bytes]:
+        return {k: v for k, (_, v) in self.state_file.items() if k.startswith(prefix)}
+
     # ---- compaction (runs before each flush) -------------------------------------------
 
     def _compact(self) -> None:
@@ -207,6 +229,9 @@ class Durability:
         """Rewrite one live item's full record forward; its size, or 0 if no room."""
         if isinstance(item, Job):
             record = frame(encode_put(item))
+        elif isinstance(item, tuple):  # a named state
+            key = item[1]
+            record = frame(encode_state(key, self.state_file[key][1]))
         else:
             tube = self.engine.tubes.get(str(item))
             if tube is None or not tube.pause_ms:
@@ -221,6 +246,8 @@ class Durability:
         self.ledger.add(item, seg, len(record))
         if isinstance(item, Job):
             item.file = seg
+        elif isinstance(item, tuple):
+            self.state_file[item[1]] = (seg, self.state_file[item[1]][1])
         else:
             self.pause_file[str(item)] = seg
         self.records_migrated += 1
@@ -248,6 +275,11 @@ class Durability:
             self.engine.journal = None
         if self.lock is not None:
             self.lock.release()
+
+
+def _state_item(key: str) -> tuple[str, str]:
+    """A named state's ledger item (distinct from a paused tube's name)."""
+    return ("state", key)
 
 
 def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | None) -> Durability:

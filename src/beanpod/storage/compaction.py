@@ -1,9 +1,9 @@
 """Compaction: which segment pins which live item, and when to migrate.
 
-Every live item (a job, a paused tube) pins the segment holding its latest *full* record.
-Segments are dropped oldest first, and only once nothing pins them: updates and deletes in
-a segment are superseded by (or refer to) records in the same or older segments, so
-dropping a prefix of the log never changes what replay rebuilds.
+Every live item (a job, a paused tube, a named state) pins the segment holding its latest
+*full* record. Segments are dropped oldest first, and only once nothing pins them: updates
+and deletes in a segment are superseded by (or refer to) records in the same or older
+segments, so dropping a prefix of the log never changes what replay rebuilds.
 
 Policy: when the log's disk use exceeds twice the live bytes plus a few segments, live
 items of the oldest segment are rewritten forward ("migrated") into the current segment,

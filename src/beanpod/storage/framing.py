@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 MAGIC = b"BPODWAL\n"
-VERSION = 1  # the only format so far; readers accept MIN_VERSION..VERSION
+VERSION = 2  # 2 added the STATE record; readers accept MIN_VERSION..VERSION
 MIN_VERSION = 1
 _HEADER = struct.Struct("<8sHHI")
 HEADER_SIZE = _HEADER.size + 4

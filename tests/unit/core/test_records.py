@@ -11,12 +11,14 @@ from beanpod.core.records import (
     PauseRecord,
     PutRecord,
     RecordError,
+    StateRecord,
     UpdateRecord,
     decode,
     encode_delete,
     encode_next_id,
     encode_pause,
     encode_put,
+    encode_state,
     encode_update,
 )
 
@@ -55,9 +57,16 @@ def test_small_records() -> None:
     assert decode(encode_pause(tube)) == PauseRecord("p", 5, 6)
     assert decode(encode_delete(7)) == DeleteRecord(7)
     assert decode(encode_next_id(9)) == NextIdRecord(9)
+    assert decode(encode_state("qless.config/h\u00e9", b"60")) == StateRecord(
+        "qless.config/h\u00e9", b"60"
+    )
+    assert decode(encode_state("k", b"")) == StateRecord("k", b"")
 
 
-@pytest.mark.parametrize("payload", [b"", b"\x63", b"\x01short", encode_delete(1)[:-1]])
+@pytest.mark.parametrize(
+    "payload",
+    [b"", b"\x63", b"\x01short", encode_delete(1)[:-1], encode_state("key", b"v")[:-1]],
+)
 def test_garbage_is_a_record_error(payload: bytes) -> None:
     with pytest.raises(RecordError):
         decode(payload)

@@ -14,6 +14,7 @@ from beanpod.core.records import (
     encode_next_id,
     encode_pause,
     encode_put,
+    encode_state,
     encode_update,
 )
 from beanpod.core.restore import RestoreError, restore
@@ -160,3 +161,15 @@ def test_later_records_win_and_orphan_updates_are_ignored() -> None:
     assert not back.jobs
     back = replay([*log, (2, decode(encode_put(job)))], T0)  # a migrated copy
     assert back.jobs[job.id].file == 2
+
+
+def test_named_states_latest_wins_and_empty_removes() -> None:
+    log = [
+        (1, decode(encode_state("a", b"1"))),
+        (1, decode(encode_state("b", b"2"))),
+        (2, decode(encode_state("a", b"3"))),
+        (3, decode(encode_state("b", b""))),
+        (3, decode(encode_state("c", b""))),
+    ]
+    restored = restore(Engine(), log, T0)  # type: ignore[arg-type]
+    assert restored.states == {"a": (2, b"3")}

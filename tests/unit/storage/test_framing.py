@@ -4,6 +4,7 @@ import pytest
 
 from beanpod.storage.framing import (
     HEADER_SIZE,
+    VERSION,
     FormatError,
     VersionError,
     decode_header,
@@ -17,7 +18,11 @@ from beanpod.storage.framing import (
 
 def test_header_round_trip() -> None:
     header = decode_header(encode_header(42))
-    assert (header.version, header.index) == (1, 42)
+    assert (header.version, header.index) == (VERSION, 42)
+
+
+def test_version_1_segments_are_still_read() -> None:
+    assert decode_header(encode_header(7, version=1)).version == 1
 
 
 @pytest.mark.parametrize(
@@ -34,8 +39,8 @@ def test_bad_headers_are_refused(mutate, reason) -> None:  # type: ignore[no-unt
 
 
 def test_newer_version_is_a_version_error() -> None:
-    with pytest.raises(VersionError, match="version 2"):
-        decode_header(encode_header(1, version=2))
+    with pytest.raises(VersionError, match=f"version {VERSION + 1}"):
+        decode_header(encode_header(1, version=VERSION + 1))
 
 
 def test_frames_round_trip_and_stop_at_zeros() -> None:

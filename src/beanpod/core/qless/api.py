@@ -35,13 +35,37 @@ if TYPE_CHECKING:
 Fn = Callable[["Qless", int, Args], Any]
 
 
-def call(q: Qless, fn: str, args: list[Any], now: int) -> Any:
-    """Run qless function `fn` with positional `args` at `now` (engine ms)."""
+# Functions that never write to the write-ahead log (no disk-space check before them).
+READ_ONLY = frozenset({
+    "get", "multiget", "recur.get", "workers", "failed", "jobs", "queues", "length",
+    "config.get", "stats",
+})  # fmt: skip
+# Room asked of the log before a mutation, beyond the request's own size: the job's
+# extras (history, tags, failure) are rewritten whole in an update record.
+RECORD_ALLOWANCE = 16384
+
+
+def call(q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0) -> Any:
+    """Run qless function `fn` with positional `args` at `now` (engine ms). `nbytes`:
+    the request's size, for the disk-space check made before any mutation."""
     handler = FUNCTIONS.get(fn)
     if handler is None:
         raise QlessError(f"Unknown command {fn}")
     name = fn.split(".")[0].capitalize()
+    if fn not in READ_ONLY and not _read_only(fn, args):
+        journal = q.engine.journal
+        if journal is not None and not journal.room(nbytes + RECORD_ALLOWANCE):
+            raise QlessError(
+                f"{name}(): out of disk space for the write-ahead log; nothing was changed"
+            )
     return handler(q, now, Args(name, list(args)))
+
+
+def _read_only(fn: str, args: list[Any]) -> bool:
+    """tag get/top and track() only read."""
+    if fn == "tag":
+        return bool(args) and args[0] in ("get", "top")
+    return fn == "track" and not args
 
 
 def _put_args(a: Args) -> tuple[str, str, str, str, str, int, put.PutArgs]:
@@ -266,14 +290,15 @@ def _config_get(q: Qless, now: int, a: Args) -> Any:
 
 
 def _config_set(q: Qless, now: int, a: Args) -> Any:
-    q.config.set(a.text("key"), a.next("value"))
-    q.stats.history_days = int(q.config.number("stats-history", 30))
+    key, value = a.text("key"), a.next("value")
+    if value is None:
+        raise QlessError("Config(): Arg 'value' must not be null (use config.unset)")
+    q.set_config(key, value)
     return True
 
 
 def _config_unset(q: Qless, now: int, a: Args) -> Any:
-    q.config.unset(a.text("key"))
-    q.stats.history_days = int(q.config.number("stats-history", 30))
+    q.set_config(a.text("key"), None)
     return True
 
 

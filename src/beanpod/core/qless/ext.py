@@ -23,7 +23,7 @@ HistoryEntry = dict[str, Any]  # {what, when (s), ...}
 _JOB_FIELDS = (
     "jid", "klass", "data", "priority", "tags", "retries", "remaining", "worker",
     "failure", "history", "tracked", "spawned_from", "dependencies", "dependents",
-    "queue", "scheduled", "time", "grace", "expires",
+    "queue", "scheduled", "time", "grace", "expires", "order", "timed_out",
 )  # fmt: skip
 
 
@@ -55,6 +55,8 @@ class QlessExt:
         self.time = 0  # qless 'time': put / pop / complete instant (wait and run stats)
         self.grace = False  # lock lost once: the courtesy step was taken
         self.expires = 0  # lock expiry while a qless worker holds it
+        self.order = 0  # ready-heap key within its priority band (0: the job id; moves.py)
+        self.timed_out = 0  # `timeout`: its reserve count then (stalled until reserved again)
         self.job: Job | None = None
 
     def encode(self) -> bytes:

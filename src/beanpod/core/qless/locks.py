@@ -105,6 +105,9 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
         moves.unlock(q, job)
         q.emit(now, "timeout", job)
         job.pri = 0  # before every waiting job, as qless's +inf score
+        ext = moves.ext_of(job)
+        ext.order = 0
+        ext.timed_out = job.reserves  # shown as 'stalled' until handed out again
         q.engine._make_ready(job, now)
         q.save(job)
 

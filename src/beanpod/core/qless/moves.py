@@ -1,5 +1,13 @@
 """Where a qless job sits, and moving it: every qless state change goes through here.
 
+Order within a priority band: qless pops equal priorities in the order they last became
+waiting. beanpod keeps one ready heap per tube, ordered (pri, key): plain jobs use their
+id as the key (beanstalkd's order, untouched); a qless job that becomes waiting again
+(re-put, retry, complete-with-next, unfail, dependency unlock, scheduled time reached)
+gets a fresh key from the engine's id sequence (`ext.order`), so it ranks after every job
+already waiting and before every job put later, for qless pop and beanstalkd reserve
+alike. `_ready_entry` is the one place that knows the heap entry's shape.
+
 Engine placement (ready/delayed heaps, buried list, reservations) is done with the
 engine's own primitives; the qless-only sets (stalled locks, depends, failure groups,
 completed list) are kept beside them. `detach` undoes any placement; the `to_*`
@@ -13,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless.ext import QlessExt, qext
-from beanpod.core.qless.store import LOCK_DUE
+from beanpod.core.qless.store import LOCK_DUE, SCHED_DUE
 from beanpod.core.workq_ext import PRI_PIVOT
 
 if TYPE_CHECKING:
@@ -146,14 +154,50 @@ def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
 
 
 def to_waiting(q: Qless, job: Job, now: int) -> None:
-    job.pri = engine_pri(ext_of(job).priority)
+    """A detached job becomes waiting now: last in its priority band."""
+    ext = ext_of(job)
+    job.pri = engine_pri(ext.priority)
     job.delay = 0
+    ext.order = q.engine.allocate_id()
+    ext.timed_out = 0
+    make_waiting(q, job, now)
+
+
+def make_waiting(q: Qless, job: Job, now: int) -> None:
+    """Make a detached job ready, keyed by its `ext.order` (its id when 0)."""
     q.engine._make_ready(job, now)
+    ext = qext(job)
+    if ext is None or not ext.order or job.state is not JobState.READY:
+        return  # keyed by id already, or handed to a waiting beanstalkd reserver
+    ready = job.tube.ready
+    ready.discard(job)
+    entry = _ready_entry(job, ext.order)
+    job.entry = entry
+    ready.push(entry)
+
+
+def _ready_entry(job: Job, key: int) -> tuple[int, int, Job]:
+    """A tube ready-heap entry for `job` ranked by `key` within its priority (the engine
+    builds (pri, id, job); keep in step with Engine._make_ready)."""
+    return (job.pri, key, job)
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:
     job.pri = engine_pri(ext_of(job).priority)
+    make_scheduled(q, job, due)
+
+
+def make_scheduled(q: Qless, job: Job, due: int) -> None:
+    """Make a detached job delayed until `due`; then it waits behind those already
+    waiting (scheduled_due), as qless moves due jobs in due-time order."""
     q.engine._make_delayed(job, due)
+    q.engine.timers.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
+
+
+def scheduled_due(q: Qless, job: Job, now: int) -> None:
+    """Timer: a scheduled qless job's time has come."""
+    q.engine._take_out(job)
+    to_waiting(q, job, now)
 
 
 def to_depends(q: Qless, job: Job) -> None:

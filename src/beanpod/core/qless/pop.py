@@ -1,4 +1,5 @@
-"""pop and peek: stalled jobs first, then waiting ones, highest priority first.
+"""pop and peek: stalled jobs first, then waiting ones, highest priority first; both
+first spawn the queue's due recurring children (up to the count asked), as qless does.
 
 `pop_many` takes from several queues in one call, in the given order ("ordered") or
 starting one queue further each call per worker ("round-robin"), which qless clients
@@ -11,7 +12,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job
-from beanpod.core.qless import locks, moves
+from beanpod.core.qless import locks, moves, recurring
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import qext
 from beanpod.core.qless.view import job_view
@@ -58,6 +59,7 @@ def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
     if count <= 0:
         return []
     jobs = locks.invalidate(q, info, now, count)
+    recurring.spawn_due(q, info, now, count - len(jobs))
     jobs += _take_waiting(q, info, count - len(jobs))
     for job in jobs:
         _hand(q, job, worker, now)
@@ -91,6 +93,7 @@ def peek(q: Qless, now: int, queue: str, count: int) -> list[dict[str, Any]]:
     q.at(now)
     info = q.queue(queue)
     jobs = list(islice(info.stalled.values(), max(0, count)))
+    recurring.spawn_due(q, info, now, count - len(jobs))
     jobs += _top_waiting(info, count - len(jobs))
     return [job_view(q, job, now) for job in jobs]
 

@@ -8,6 +8,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import deps, moves, tags
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt
+from beanpod.core.qless.store import SCHED_DUE
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -82,6 +83,8 @@ def _create(
     )  # fmt: skip
     ext.job = job
     q.jobs[jid] = job
+    if job.state is JobState.DELAYED:  # waits from its due time (moves.scheduled_due)
+        engine.timers.arm(job.deadline, SCHED_DUE, job)
     tags.index(q, jid, ext.tags)
     if held is not None:
         q.queue(queue).depends[jid] = job
@@ -138,8 +141,9 @@ def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     if ext is None:
         raise QlessError(f"Priority(): Job {jid} belongs to another dialect")
     ext.priority = priority
-    if job.state is JobState.READY:
+    if job.state is JobState.READY:  # re-ranked; keeps its place among equals
         q.engine._take_out(job)
-        moves.to_waiting(q, job, now)
+        job.pri = moves.engine_pri(priority)
+        moves.make_waiting(q, job, now)
     q.save(job)
     return priority

@@ -1,7 +1,8 @@
 """Recurring jobs: a template (engine job in state RECUR, extras `RecurExt`) spawns a
-child `<jid>-<n>` every interval, the first at put time + offset. A timer fires at the
-next spawn time; children missed while nobody was looking are all spawned then, at their
-intended times, except that `backlog` bounds how many missed intervals are made up."""
+child `<jid>-<n>` every interval, the first at put time + offset. As in qless, children
+are spawned lazily by a pop or peek on the template's queue (`spawn_due`), up to the
+number of jobs asked for, at their intended times; `backlog` bounds how many missed
+intervals are made up. `recur.get`'s count is therefore what qless reports."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import RecurExt, rext
-from beanpod.core.qless.store import RECUR_DUE
 from beanpod.core.qless.view import recur_view
 
 if TYPE_CHECKING:
-    from beanpod.core.qless.store import Qless
+    from beanpod.core.qless.store import Qless, QueueInfo
 
 UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog")
 
@@ -74,22 +74,30 @@ def _move(q: Qless, ext: RecurExt, queue: str) -> None:
 
 def _arm(q: Qless, ext: RecurExt, when: int) -> None:
     ext.next_at = when
-    q.engine.timers.arm(when, RECUR_DUE, ext)
     if ext.job is not None:
         q.save(ext.job)
 
 
-def due(q: Qless, ext: RecurExt, now: int) -> None:
-    """Timer: spawn every child due by `now` (bounded by the backlog), re-arm."""
-    score = ext.next_at
-    if ext.backlog > 0:
-        missed = (now - score) / ext.interval
-        if missed > ext.backlog:
-            score += math.ceil(missed - ext.backlog) * ext.interval
-    while score <= now:
-        _spawn(q, ext, score)
-        score += ext.interval
-    _arm(q, ext, score)
+def spawn_due(q: Qless, info: QueueInfo, now: int, count: int) -> int:
+    """Spawn up to `count` children due by `now` from `info`'s templates (earliest due
+    first, as qless-core's check_recurring); return how many."""
+    if count <= 0 or not info.recurring:
+        return 0
+    due = [ext for job in info.recurring.values() if (ext := rext(job)) and ext.next_at <= now]
+    due.sort(key=lambda ext: ext.next_at)
+    moved = 0
+    for ext in due[:count]:
+        score = ext.next_at
+        if ext.backlog > 0:
+            missed = (now - score) / ext.interval
+            if missed > ext.backlog:
+                score += math.ceil(missed - ext.backlog) * ext.interval
+        while score <= now and moved < count:
+            _spawn(q, ext, score)
+            moved += 1
+            score += ext.interval
+        _arm(q, ext, score)
+    return moved
 
 
 def _spawn(q: Qless, ext: RecurExt, when: int) -> None:

@@ -2,19 +2,21 @@
 the jobs' extras, put each job back in its queue and state, and re-take the locks that
 were held (the engine's restore makes every reserved job ready).
 
-Not in the log (documented in docs/qless.md): configuration overrides, statistics and
-the worker registry's last-seen times start afresh.
+Configuration overrides and the worker registry come back from the log's named states
+(STATE records, see store.py); per-queue statistics are not in the log and start afresh
+(documented in docs/qless.md).
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves, tags
 from beanpod.core.qless.ext import QlessExt, RecurExt
-from beanpod.core.qless.store import RECUR_DUE
+from beanpod.core.qless.store import CONFIG_STATE, WORKER_STATE
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -22,8 +24,14 @@ if TYPE_CHECKING:
 
 def reattach(q: Qless, now: int) -> int:
     """Index every qless job and template the engine holds; return how many."""
+    _states(q)
     found = 0
-    for job in list(q.engine.jobs.values()):
+    jobs = list(q.engine.jobs.values())
+    for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
+        ext = job.ext
+        if isinstance(ext, QlessExt) and ext.order >= q.engine.next_id:
+            q.engine.next_id = ext.order + 1
+    for job in jobs:
         ext = job.ext
         if isinstance(ext, RecurExt):
             _template(q, job, ext)
@@ -36,12 +44,26 @@ def reattach(q: Qless, now: int) -> int:
     return found
 
 
+def _states(q: Qless) -> None:
+    """Config overrides and worker last-seen times, as the log last recorded them."""
+    journal = q.engine.journal
+    if journal is None:
+        return
+    for key, raw in journal.states(CONFIG_STATE).items():
+        q.config.set(key[len(CONFIG_STATE) :], json.loads(raw))
+    q.stats.history_days = int(q.config.number("stats-history", 30))
+    seen = [(int(json.loads(raw)), key[len(WORKER_STATE) :])
+            for key, raw in journal.states(WORKER_STATE).items()]  # fmt: skip
+    for when, name in sorted(seen):
+        q.workers[name] = when
+        q.worker_saved[name] = when
+
+
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
     ext.job = job
     q.jobs[ext.jid] = job
     moves.retube(q, job, ext.queue)
     q.queue(ext.queue).recurring[ext.jid] = job
-    q.engine.timers.arm(ext.next_at, RECUR_DUE, ext)
 
 
 def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
@@ -57,7 +79,8 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
     moves.retube(q, job, ext.queue)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
-        q.touch_worker(worker, now)
+        if worker not in q.workers:
+            q.touch_worker(worker, now)
         expires = ext.expires
         moves.lock(q, job, worker, now)
         moves.set_expiry(q, job, expires)
@@ -68,7 +91,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
 def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
     engine = q.engine
     if state is JobState.DELAYED:
-        engine._make_delayed(job, job.deadline)
+        moves.make_scheduled(q, job, job.deadline)
     elif state is JobState.BURIED:
         engine._make_buried(job)
         failure = moves.ext_of(job).failure
@@ -80,7 +103,7 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
     elif state is JobState.COMPLETE:
         moves.to_complete(q, job)
     else:
-        engine._make_ready(job, now)
+        moves.make_waiting(q, job, now)
 
 
 def _sort_lists(q: Qless) -> None:

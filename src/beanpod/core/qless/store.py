@@ -5,11 +5,13 @@ Feature modules (put, pop, complete, fail, locks, cancel, deps, tags, track, rec
 workers, config, stats, history, expiry) are functions over this object, as qless-core
 has one Lua file per feature. Every operation takes `now` in engine milliseconds and
 first fires the engine timers due by then, so lazily-evaluated qless rules (scheduled
-jobs, lock expiry, recurring spawns) are observed exactly at `now`.
+jobs, lock expiry) are observed exactly at `now`; recurring children are spawned by pop
+and peek, as in qless.
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +21,20 @@ from beanpod.core.qless.config import Config
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.stats import Stats
+from beanpod.core.records import MAX_STATE_KEY
 from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
 
 LOCK_DUE = 20  # timer kind: a qless lock expired (target: the job)
-RECUR_DUE = 21  # timer kind: a recurring template is due to spawn (target: its RecurExt)
+# 21 was RECUR_DUE (recurring children are now spawned lazily by pop and peek)
+SCHED_DUE = 22  # timer kind: a scheduled qless job is due to wait (target: the job)
+
+# Named WAL states (STATE records, docs/wal.md): one per config override and per worker.
+CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
+WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
+WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
 
 # qless state names of engine states (docs/qless.md has the mapping).
 QLESS_STATE = {
@@ -63,6 +72,7 @@ class Qless:
         self.jobs: dict[str, Job] = {}  # jid -> job (qless jobs and recurring templates)
         self.queues: dict[str, QueueInfo] = {}  # first-seen order
         self.workers: OrderedDict[str, int] = OrderedDict()  # name -> last seen, oldest first
+        self.worker_saved: dict[str, int] = {}  # name -> last-seen time journalled last
         self.conns: dict[str, Conn] = {}  # the engine connection holding a worker's locks
         self.groups: dict[str, OrderedDict[str, Job]] = {}  # failed jids, oldest first
         self.tags: dict[str, dict[str, None]] = {}  # tag -> jids in tagging order
@@ -76,11 +86,11 @@ class Qless:
         self._install()
 
     def _install(self) -> None:
-        from beanpod.core.qless import cancel, locks, recurring
+        from beanpod.core.qless import cancel, locks, moves
 
         engine = self.engine
         engine.timer_handlers[LOCK_DUE] = lambda job, now: locks.lock_due(self, job, now)
-        engine.timer_handlers[RECUR_DUE] = lambda ext, now: recurring.due(self, ext, now)
+        engine.timer_handlers[SCHED_DUE] = lambda job, now: moves.scheduled_due(self, job, now)
         engine.destroy_hooks.append(lambda job: cancel.forget(self, job))
         engine.kick_hooks.append(lambda job, now: cancel.kicked(self, job, now))
 
@@ -134,6 +144,26 @@ class Qless:
     def touch_worker(self, worker: str, now: int) -> None:
         self.workers[worker] = now
         self.workers.move_to_end(worker)
+        if self.engine.journal is not None:
+            saved = self.worker_saved.get(worker)
+            if saved is None or now - saved >= WORKER_SAVE_MS:
+                self.worker_saved[worker] = now
+                self.save_state(WORKER_STATE + worker, now)
+
+    def forget_worker(self, worker: str) -> None:
+        """Drop `worker` from the registry (deregistered, or not seen for too long)."""
+        self.workers.pop(worker, None)
+        if self.worker_saved.pop(worker, None) is not None:
+            self.save_state(WORKER_STATE + worker, None)
+
+    def set_config(self, key: str, value: Any) -> None:
+        """config.set (`value` not None) / config.unset (None), journalled."""
+        if value is None:
+            self.config.unset(key)
+        else:
+            self.config.set(key, value)
+        self.stats.history_days = int(self.config.number("stats-history", 30))
+        self.save_state(CONFIG_STATE + key, value)
 
     # ---- effects -----------------------------------------------------------------------
 
@@ -142,6 +172,13 @@ class Qless:
         journal = self.engine.journal
         if journal is not None and job.id in self.engine.jobs:
             journal.record_update(job)
+
+    def save_state(self, key: str, value: Any) -> None:
+        """Journal a named state (JSON `value`; None removes it) when the WAL is on."""
+        journal = self.engine.journal
+        if journal is not None and len(key.encode()) <= MAX_STATE_KEY:  # else: not kept
+            raw = b"" if value is None else json.dumps(value, separators=(",", ":")).encode()
+            journal.record_state(key, raw)
 
     def emit(self, now: int, event: str, job: Job, **extra: Any) -> None:
         events = self.engine.events
@@ -173,5 +210,10 @@ def worker_of(job: Job) -> str:
 
 
 def state_name(job: Job) -> str:
-    """The qless name of `job`'s state."""
+    """The qless name of `job`'s state: a job put back by `timeout` and not handed out
+    since is 'stalled' (waiting first in its queue), as in qless."""
+    if job.state is JobState.READY:
+        ext = qext(job)
+        if ext is not None and 0 < ext.timed_out == job.reserves:
+            return "stalled"
     return QLESS_STATE[job.state]

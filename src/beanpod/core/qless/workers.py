@@ -17,7 +17,7 @@ def _prune(q: Qless, now: int) -> None:
         name, seen = next(iter(workers.items()))
         if seen > horizon:
             break
-        del workers[name]
+        q.forget_worker(name)
 
 
 def _locks(q: Qless, name: str, now: int) -> tuple[list[str], list[str]]:
@@ -48,4 +48,4 @@ def workers(q: Qless, now: int, name: str | None = None) -> Any:
 
 def deregister(q: Qless, names: list[str]) -> None:
     for name in names:
-        q.workers.pop(name, None)
+        q.forget_worker(name)

@@ -57,7 +57,7 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes:
     q = d.qless
     q.caller = s.conn
     try:
-        return ok(call(q, fn, args, s.now))
+        return ok(call(q, fn, args, s.now, len(body)))
     except QlessError as exc:
         return error(exc.message)
     except (TypeError, ValueError, KeyError, IndexError) as exc:

@@ -147,3 +147,30 @@ def test_grace_counts_retries_stat(lua: Lua) -> None:
     lua("pop", 0, "queue", "worker", 10)
     lua("pop", 100, "queue", "worker", 10)
     assert lua("stats", 100, "queue", 100)["retries"] == 1
+
+
+def test_timeout_shows_the_job_stalled_until_handed_out(lua: Lua) -> None:
+    lua("put", 0, "w", "q", "a", "klass", {}, 0)
+    lua("put", 0, "w", "q", "b", "klass", {}, 0, "priority", 5)
+    lua("pop", 1, "q", "w1", 1)  # b (higher priority)
+    lua("timeout", 2, "b")
+    job = lua("get", 2, "b")
+    assert (job["state"], job["expires"], job["worker"]) == ("stalled", 0, "")
+    assert [h["what"] for h in job["history"]] == ["put", "popped", "timed-out"]
+    lua.raises("not currently running: stalled", "heartbeat", 2, "b", "w1")
+    lua.raises("not running", "timeout", 2, "b")
+    lua.raises("does not exist", "timeout", 2, "nope")
+    lua("put", 3, "w", "q", "c", "klass", {}, 0, "priority", 99)
+    assert [j["jid"] for j in lua("peek", 3, "q", 3)] == ["b", "c", "a"]  # first of all
+    [popped] = lua("pop", 4, "q", "w2", 1)
+    assert (popped["jid"], popped["state"], popped["worker"]) == ("b", "running", "w2")
+    lua("retry", 5, "b", "q", "w2")
+    assert lua("get", 5, "b")["state"] == "waiting"
+
+
+def test_timed_out_job_moved_is_waiting_again(lua: Lua) -> None:
+    lua("put", 0, "w", "q", "a", "klass", {}, 0)
+    lua("pop", 0, "q", "w", 1)
+    lua("timeout", 1, "a")
+    lua("put", 2, "w", "other", "a", "klass", {}, 0)
+    assert lua("get", 2, "a")["state"] == "waiting"
