@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from beanpod.core.pqueue import LazyHeap
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
     from beanpod.core.tube import Tube
     from beanpod.core.waiters import Waiter
 
+UNKNOWN: Any = object()  # Conn.soonest: not known, find it on demand
+_deadline = attrgetter("deadline")
+
 
 class Conn:
-    __slots__ = ("deadlines", "id", "producer", "reserved", "use", "waiter", "watch", "worker")
+    __slots__ = ("id", "producer", "reserved", "soonest", "use", "waiter", "watch", "worker")
 
     def __init__(self, conn_id: int, default: Tube) -> None:
         self.id = conn_id
@@ -21,15 +23,26 @@ class Conn:
         # Watch list in beanstalkd's order: removal moves the last tube into the hole.
         self.watch: list[Tube] = [default]
         self.reserved: dict[int, Job] = {}
-        # Reserved jobs by TTR deadline, to find the DEADLINE_SOON margin in O(log n).
-        self.deadlines = LazyHeap()
+        # The reservation that runs out first (for the DEADLINE_SOON margin): None when
+        # there is none, UNKNOWN after it left or its deadline moved. Kept like beanstalkd's
+        # cached soonest job: cheaper than a heap per connection for the usual one or two
+        # reservations, found again by one scan when needed.
+        self.soonest: Any = None
         self.waiter: Waiter | None = None
         self.producer = False
         self.worker = False
 
     def soonest_deadline(self) -> int | None:
-        entry = self.deadlines.peek_entry()
-        return None if entry is None else entry[0]
+        soonest = self.soonest
+        if soonest is UNKNOWN:
+            reserved = self.reserved
+            soonest = self.soonest = min(reserved.values(), key=_deadline) if reserved else None
+        return None if soonest is None else int(soonest.deadline)
+
+    def deadline_moved(self, job: Job) -> None:
+        """A reservation's deadline changed (touch, a qless lock renewal)."""
+        if self.soonest is not None:
+            self.soonest = UNKNOWN
 
     def __repr__(self) -> str:
         return f"<Conn {self.id}>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from beanpod.core.conn import Conn
+from beanpod.core.conn import UNKNOWN, Conn
 from beanpod.core.job import (
     HELD_STATES,
     ONE_RESERVE,
@@ -274,10 +274,10 @@ class Engine:
         job.counters += ONE_RESERVE
         deadline = now + job.ttr
         job.deadline = deadline
-        entry = (deadline, job.id, job)
-        job.entry = entry
-        conn.deadlines.push(entry)
         conn.reserved[job.id] = job
+        soonest = conn.soonest
+        if soonest is None or (soonest is not UNKNOWN and deadline < soonest.deadline):
+            conn.soonest = job
         job.tube.reserved += 1
         self.counts.reserved += 1
         self.timers.arm(deadline, TTR_EXPIRY, job)
@@ -287,8 +287,9 @@ class Engine:
     def _unreserve(self, job: Job) -> Conn:
         conn = job.reserver
         assert conn is not None
-        conn.deadlines.discard(job)
         del conn.reserved[job.id]
+        if conn.soonest is job:
+            conn.soonest = UNKNOWN if conn.reserved else None
         job.reserver = None
         job.tube.reserved -= 1
         self.counts.reserved -= 1
@@ -504,12 +505,9 @@ class Engine:
         job = conn.reserved.get(job_id)
         if job is None:
             return False
-        conn.deadlines.discard(job)
         deadline = now + job.ttr
         job.deadline = deadline
-        entry = (deadline, job.id, job)
-        job.entry = entry
-        conn.deadlines.push(entry)
+        conn.deadline_moved(job)
         self.timers.arm(deadline, TTR_EXPIRY, job)
         if self.events is not None:
             self.events.emit(now, "touch", job_id, job.tube.name, conn.id)

@@ -237,11 +237,8 @@ def set_expiry(q: Qless, job: Job, expires: int) -> None:
     """(Re)arm the lock of a job a qless worker holds."""
     conn = job.reserver
     assert conn is not None
-    conn.deadlines.discard(job)
     job.deadline = expires
-    entry = (expires, job.id, job)
-    job.entry = entry
-    conn.deadlines.push(entry)
+    conn.deadline_moved(job)
     q.engine.timers.arm(expires, LOCK_DUE, job)
     ext = ext_of(job)
     ext.expires = expires
