@@ -114,11 +114,15 @@ def run_duckdb(events: Path, out: Path) -> dict[str, float]:
     return seconds
 
 
-def run_spark(events: Path, out: Path) -> dict[str, float]:
-    from beanpod.analytics.pipeline import build_session, run
+def run_spark(events: Path, out: Path, spark: object) -> dict[str, float]:
+    from beanpod.analytics.pipeline import run
 
-    spark = build_session("local[2]")
-    return run(str(events), str(out), spark=spark)
+    return run(str(events), str(out), spark=spark)  # type: ignore[arg-type]
+
+
+def load() -> str:
+    """The 1-minute load average (the machine may be shared with other benchmarks)."""
+    return Path("/proc/loadavg").read_text().split()[0]
 
 
 def main() -> None:
@@ -126,7 +130,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--data", type=Path, default=Path("/tmp/beanpod-bench"))
     parser.add_argument("--skip-duckdb", action="store_true")
+    parser.add_argument("--warm", type=int, default=1, help="runs with closed days compacted")
     args = parser.parse_args()
+    from beanpod.analytics.pipeline import build_session
+
+    started = time.perf_counter()
+    spark = build_session("local[2]")
+    print(f"spark session started in {time.perf_counter() - started:.1f}s (load {load()})")
     for n in args.events:
         events = args.data / f"events-{n}"
         if not events.exists():
@@ -135,18 +145,21 @@ def main() -> None:
             print(f"generated {n} events in {time.perf_counter() - started:.0f}s", flush=True)
         out = args.data / f"out-{n}"
         shutil.rmtree(out, ignore_errors=True)
-        started = time.perf_counter()
-        stages = run_spark(events, out / "spark")
-        wall = time.perf_counter() - started
-        print(f"spark local[2] {n:>10} events: {wall:6.1f}s  {n / wall:>9.0f} events/s  "
-              + "  ".join(f"{k}={v:.1f}" for k, v in stages.items()), flush=True)  # fmt: skip
+        for run in range(1 + args.warm):  # the first run compacts closed days to Parquet
+            started = time.perf_counter()
+            stages = run_spark(events, out / "spark", spark)
+            wall = time.perf_counter() - started
+            label = "cold" if run == 0 else "warm"
+            print(f"spark {label} {n:>10} events: {wall:6.1f}s  {n / wall:>9.0f} events/s  "
+                  + "  ".join(f"{k}={v:.1f}" for k, v in stages.items())
+                  + f"  (load {load()})", flush=True)  # fmt: skip
         if not args.skip_duckdb:
             started = time.perf_counter()
             duck = run_duckdb(events, out / "duckdb")
             dwall = time.perf_counter() - started
             print(f"duckdb 2 thr   {n:>10} events: {dwall:6.1f}s  {n / dwall:>9.0f} events/s  "
                   + "  ".join(f"{k}={v:.1f}" for k, v in duck.items())
-                  + f"  spark/duckdb={wall / dwall:.2f}", flush=True)  # fmt: skip
+                  + f"  spark/duckdb={wall / dwall:.2f}  (load {load()})", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -126,15 +126,29 @@ def event_logs(draw: st.DrawFn) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def write_log(directory: Path, log: dict[str, Any]) -> int:
-    """Write the log (events sorted by ts, each job in its own order); return event count."""
+def _in_namespace(fields: dict[str, Any], namespace: int) -> dict[str, Any]:
+    """Job ids, queue names and conns of log number ``namespace`` (0: unchanged)."""
+    if namespace == 0:
+        return fields
+    job, conn = fields["job"], fields["conn"]
+    return {**fields, "job": None if job is None else job + namespace * 100_000,
+            "queue": f"n{namespace}.{fields['queue']}",
+            "conn": None if conn is None else conn + namespace * 100}  # fmt: skip
+
+
+def write_log(directory: Path, log: dict[str, Any], namespace: int = 0) -> int:
+    """Write the log (events sorted by ts, each job in its own order); return event count.
+
+    Logs written with different ``namespace`` share no job id, queue or conn, so their
+    tables are independent: one Spark run can check several logs at once.
+    """
     events: list[tuple[int, int, int, str, dict[str, Any]]] = []
     for job, script in enumerate(log["jobs"], start=1):
         for i, (ts, event, fields) in enumerate(job_events(job, script)):
-            events.append((ts, job, i, event, fields))
+            events.append((ts, job, i, event, _in_namespace(fields, namespace)))
     for i, (queue, offset) in enumerate(log["pauses"]):
-        events.append((BASE_MS + offset, 0, i, "pause",
-                       {"job": None, "queue": queue, "conn": 9, "delay_ms": 1_000}))  # fmt: skip
+        pause = {"job": None, "queue": queue, "conn": 9, "delay_ms": 1_000}
+        events.append((BASE_MS + offset, 0, i, "pause", _in_namespace(pause, namespace)))
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     writer = EventWriter(directory, log["max_file_bytes"], log["max_file_age_ms"])
     for n, (ts, _, _, event, fields) in enumerate(events, start=1):

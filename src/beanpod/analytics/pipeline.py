@@ -12,7 +12,7 @@ from datetime import date
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from beanpod.analytics import read, report, transforms, write
+from beanpod.analytics import compact, read, report, transforms, write
 
 APP_NAME = "beanpod-analyze"
 #: Settings applied only when beanpod starts Spark itself (not under spark-submit).
@@ -76,13 +76,40 @@ class _Stages:
             self.callback(Progress(name, index, len(STAGES), self.seconds[name]))
 
 
-def enriched_events(
-    spark: SparkSession, events_uri: str, day_from: date | None, day_to: date | None
+def read_frame(
+    spark: SparkSession,
+    events_uri: str,
+    day_from: date | None,
+    day_to: date | None,
+    cache_uri: str | None = None,
 ) -> DataFrame:
-    """Valid events in the day range with time columns and reservation wait/run."""
-    events = read.read_events(spark, events_uri, day_from, day_to)
+    """Valid events of the folders in the day range (unchanged files from ``cache_uri``)."""
+    files = read.list_event_files(spark, events_uri, day_from, day_to)
+    if not files:
+        return read.empty_events(spark)
+    if cache_uri is None:
+        return read.with_file_rank(spark, read.parse_lines(read.read_lines(spark, files)), files)
+    return compact.read_events_cached(spark, files, cache_uri)
+
+
+def enrich(events: DataFrame, day_from: date | None, day_to: date | None) -> DataFrame:
+    """Events in the day range with time columns and reservation wait/run."""
     in_range = transforms.filter_days(transforms.with_time_columns(events), day_from, day_to)
     return transforms.with_reservation_times(in_range)
+
+
+def enriched_events(
+    spark: SparkSession,
+    events_uri: str,
+    day_from: date | None,
+    day_to: date | None,
+    cache_uri: str | None = None,
+) -> DataFrame:
+    """Valid events in the day range with time columns and reservation wait/run.
+
+    With ``cache_uri``, log files are parsed once and kept as Parquet there.
+    """
+    return enrich(read_frame(spark, events_uri, day_from, day_to, cache_uri), day_from, day_to)
 
 
 def build_tables(enriched: DataFrame) -> dict[str, DataFrame]:
@@ -107,21 +134,32 @@ def run(
     day_to: date | None = None,
     progress: ProgressCallback | None = None,
     spark: SparkSession | None = None,
+    compact_days: bool = True,
 ) -> dict[str, float]:
-    """Analyse the log at ``events_uri`` into ``out_uri``; return seconds per stage."""
+    """Analyse the log at ``events_uri`` into ``out_uri``; return seconds per stage.
+
+    With ``compact_days`` parsed log files are kept as Parquet under ``OUT/_events_parquet``.
+    """
     spark = spark or build_session(master)
     stages = _Stages(progress)
+    cache_uri = compact.cache_uri(out_uri) if compact_days else None
+    kept: list[DataFrame] = []
     with stages.stage("read events"):
-        enriched = enriched_events(spark, events_uri, day_from, day_to)
-        enriched = enriched.persist(StorageLevel.MEMORY_AND_DISK)
-    with stages.stage("reservations"):
-        enriched.count()
+        enriched = enriched_events(spark, events_uri, day_from, day_to, cache_uri)
+        kept.append(enriched.persist(StorageLevel.MEMORY_AND_DISK))
     try:
+        with stages.stage("reservations"):
+            enriched.count()  # materialises the cache every table reads
+        drawn: dict[str, DataFrame] = {}
         for name, table in build_tables(enriched).items():
             with stages.stage(name):
+                if name in report.DRAWN_TABLES:  # keep what the report draws: no re-read
+                    table = drawn[name] = table.persist(StorageLevel.MEMORY_AND_DISK)
+                    kept.append(table)
                 write.write_table(table, out_uri, name, partitions=1 if name != "jobs" else None)
         with stages.stage("report"):
-            report.write_report(spark, out_uri)
+            report.write_report(spark, out_uri, drawn)
     finally:
-        enriched.unpersist()
+        for frame in kept:
+            frame.unpersist()
     return stages.seconds

@@ -33,10 +33,13 @@ JSON_OPTIONS = {
 
 @dataclass(frozen=True)
 class EventFile:
-    """One log file: its qualified path and its place in name order."""
+    """One log file: its qualified path, its place in name order, folder, size and mtime."""
 
     path: str
     rank: int
+    folder: str = ""
+    size: int = 0
+    mtime_ms: int = 0
 
 
 def _folder_in_range(folder: str, day_from: date | None, day_to: date | None) -> bool:
@@ -62,16 +65,20 @@ def list_event_files(
     hadoop_conf = jsc.hadoopConfiguration()
     pattern = jvm.org.apache.hadoop.fs.Path(events_uri.rstrip("/") + "/date=*/*.jsonl")
     statuses = pattern.getFileSystem(hadoop_conf).globStatus(pattern) or []
-    found: list[tuple[str, str, str]] = []
+    found: list[tuple[str, str, str, int, int]] = []
     for status in statuses:
         path = status.getPath()
         name, folder = path.getName(), path.getParent().getName()
         if name.startswith((".", "_")) or folder.startswith((".", "_")):
             continue
         if status.isFile() and _folder_in_range(folder, day_from, day_to):
-            found.append((folder, name, path.toString()))
+            stamp = (int(status.getLen()), int(status.getModificationTime()))
+            found.append((folder, name, path.toString(), *stamp))
     found.sort()
-    return [EventFile(path=path, rank=rank) for rank, (_, _, path) in enumerate(found)]
+    return [
+        EventFile(path=path, rank=rank, folder=folder, size=size, mtime_ms=mtime)
+        for rank, (folder, _, path, size, mtime) in enumerate(found)
+    ]
 
 
 def _parse_schema() -> StructType:
@@ -86,12 +93,17 @@ def _queue_is_string(parsed_queue: Column, line: Column) -> Column:
 
 
 def parse_lines(lines: DataFrame) -> DataFrame:
-    """``value`` (a log line), ``file_rank``, ``line_id`` -> validated event rows."""
+    """``value`` (a log line), ``path`` -> validated event rows with ``path`` and ``line_id``.
+
+    ``line_id`` (increasing with the line's position in its file) is computed in the same
+    projection as ``from_json``: being non-deterministic, it keeps the optimizer from
+    pushing the validity filter below the projection, which would parse every line twice.
+    """
     parsed = lines.select(
         F.from_json("value", _parse_schema(), JSON_OPTIONS).alias("e"),
         "value",
-        "file_rank",
-        "line_id",
+        "path",
+        F.monotonically_increasing_id().alias("line_id"),
     )
     e = parsed["e"]
     valid = (
@@ -103,22 +115,36 @@ def parse_lines(lines: DataFrame) -> DataFrame:
         & _queue_is_string(e["queue"], parsed["value"])
     )
     columns = [e[name].alias(name) for name in FIELD_ORDER if name != "v"]
-    return parsed.where(valid).select(*columns, "file_rank", "line_id")
+    return parsed.where(valid).select(*columns, "path", "line_id")
 
 
 def read_lines(spark: SparkSession, files: list[EventFile]) -> DataFrame:
-    """Raw lines with ``file_rank`` and ``line_id`` (log order inside a file)."""
-    ranks = spark.createDataFrame(
-        [(f.path, f.rank) for f in files],
-        StructType([StructField("path", StringType()), StructField("file_rank", LongType())]),
-    )
+    """Raw lines (``value``) with their file's ``path``."""
     raw = spark.read.option("recursiveFileLookup", "true").text([f.path for f in files])
-    lines = raw.select(
-        "value",
-        F.col("_metadata.file_path").alias("path"),
-        F.monotonically_increasing_id().alias("line_id"),
-    )
-    return lines.join(F.broadcast(ranks), "path").drop("path")
+    return raw.select("value", F.col("_metadata.file_path").alias("path"))
+
+
+def file_key(f: EventFile) -> str:
+    """A file's name relative to the log's root: ``date=YYYY-MM-DD/events-....jsonl``."""
+    return f"{f.folder}/{f.path.rsplit('/', 1)[-1]}"
+
+
+def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
+    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file."""
+    return spark.createDataFrame(
+        [(f.path, file_key(f), f.rank) for f in files],
+        StructType([StructField("path", StringType()), StructField("key", StringType()),
+                    StructField("file_rank", LongType())]),
+    )  # fmt: skip
+
+
+def with_file_rank(
+    spark: SparkSession, events: DataFrame, files: list[EventFile], on: str = "path"
+) -> DataFrame:
+    """Replace ``on`` ("path" or "key") by ``file_rank``, the file's place in name order."""
+    columns = [c for c in events.columns if c not in ("path", "key", "line_id")]
+    joined = events.join(F.broadcast(file_ranks(spark, files).drop(*{"path", "key"} - {on})), on)
+    return joined.select(*columns, "file_rank", "line_id")
 
 
 def empty_events(spark: SparkSession) -> DataFrame:
@@ -140,4 +166,4 @@ def read_events(
     files = list_event_files(spark, events_uri, day_from, day_to)
     if not files:
         return empty_events(spark)
-    return parse_lines(read_lines(spark, files))
+    return with_file_rank(spark, parse_lines(read_lines(spark, files)), files)

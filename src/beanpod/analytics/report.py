@@ -7,18 +7,21 @@ import html
 import io
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from matplotlib.figure import Figure
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from beanpod.analytics.write import table_uri
 
 MAX_QUEUES = 12
 MAX_WORKERS = 15
+#: The output tables the report draws from.
+DRAWN_TABLES = ("queue_daily", "throughput_hourly", "histograms", "failures", "workers")
 _BUCKET_RE = re.compile(r"^([smhd])(\d+)(\+?)$")
 _UNIT_RANK = {"s": 0, "m": 1, "h": 2, "d": 3}
 
@@ -54,7 +57,7 @@ def busiest_queues(data: ReportData, limit: int = MAX_QUEUES) -> list[str]:
 
 def _png(fig: Figure) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=80)  # layouts are constrained: no tight bbox pass
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -123,7 +126,7 @@ def failures_chart(rows: list[Row], queue: str) -> str:
     for row in rows:
         counts[row["group"]] += row["count"]
     groups = sorted(counts, key=lambda g: (-counts[g], g))[:15]
-    fig = Figure(figsize=(8, 0.5 + 0.3 * len(groups)))
+    fig = Figure(figsize=(8, 0.8 + 0.3 * len(groups)), layout="constrained")
     ax = fig.subplots()
     ax.barh(groups[::-1], [counts[g] for g in groups[::-1]], color="tab:red")
     ax.set_title(f"{queue}: failures by group")
@@ -133,7 +136,7 @@ def failures_chart(rows: list[Row], queue: str) -> str:
 def workers_chart(rows: list[Row]) -> str:
     """Busiest connections by busy time."""
     labels = [f"{r['worker'] or '-'} (conn {r['conn']})" for r in rows][::-1]
-    fig = Figure(figsize=(8, 0.5 + 0.3 * max(1, len(rows))))
+    fig = Figure(figsize=(8, 0.8 + 0.3 * max(1, len(rows))), layout="constrained")
     ax = fig.subplots()
     ax.barh(labels, [r["busy_ms"] / 1000 for r in rows][::-1], color="tab:purple")
     ax.set_xlabel("busy seconds (sum of run of its reservations)")
@@ -197,14 +200,21 @@ section{{border-top:1px solid #ddd;margin-top:1em}}</style></head><body>
 """
 
 
-def collect(spark: SparkSession, out_uri: str) -> ReportData:
-    """Read the written tables back and keep what the charts need."""
+def collect(
+    spark: SparkSession, out_uri: str, tables: Mapping[str, DataFrame] | None = None
+) -> ReportData:
+    """Keep what the charts need from ``tables`` (else read the written tables back)."""
 
-    def rows(table: str) -> list[Row]:
-        return [r.asDict() for r in spark.read.parquet(table_uri(out_uri, table)).collect()]
+    def table(name: str) -> DataFrame:
+        if tables is not None and name in tables:
+            return tables[name]
+        return spark.read.parquet(table_uri(out_uri, name))
+
+    def rows(name: str) -> list[Row]:
+        return [r.asDict() for r in table(name).collect()]
 
     workers = (
-        spark.read.parquet(table_uri(out_uri, "workers"))
+        table("workers")
         .groupBy("conn", "worker")
         .agg(F.sum("busy_ms").alias("busy_ms"), F.sum("reserves").alias("reserves"))
         .orderBy(F.desc("busy_ms"), "conn")
@@ -232,8 +242,10 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         stream.close()
 
 
-def write_report(spark: SparkSession, out_uri: str) -> str:
-    """Render ``OUT/report.html`` from the tables under ``out_uri``; return its URI."""
+def write_report(
+    spark: SparkSession, out_uri: str, tables: Mapping[str, DataFrame] | None = None
+) -> str:
+    """Render ``OUT/report.html`` from ``tables`` or the tables under ``out_uri``."""
     uri = f"{out_uri.rstrip('/')}/report.html"
-    write_text(spark, uri, render_html(collect(spark, out_uri)))
+    write_text(spark, uri, render_html(collect(spark, out_uri, tables)))
     return uri

@@ -6,10 +6,11 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyspark
@@ -33,26 +34,36 @@ def _env() -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join(sys.path)}  # fmt: skip
 
 
-def _start(args: list[str], ready: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start a daemon class; wait for the regex ``ready`` in its log; return its match."""
+def _launch(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """Start a daemon class, its output going to ``log``."""
     out = open(log, "wb")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [str(SPARK_HOME / "bin" / "spark-class"), *args],
         env=_env(),
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], ready: str, log: Path) -> str:
+    """Wait for the regex ``ready`` in the daemon's log; return its first group."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         match = re.search(ready, log.read_text(errors="replace"))
         if match:
-            return proc, match.group(1)
+            return match.group(1)
         if proc.poll() is not None:
             break
         time.sleep(0.2)
-    _stop(proc)
-    pytest.fail(f"{args[0]} did not start:\n{log.read_text(errors='replace')[-2000:]}")
+    pytest.fail(f"{proc.args!r} did not start:\n{log.read_text(errors='replace')[-2000:]}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -66,24 +77,30 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[str]:
-    master, url = _start(
-        ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", "0",
-         "--webui-port", "0"],
-        r"Starting Spark master at (spark://[\d.]+:\d+)", tmp_path / "master.log",
+def cluster(tmp_path: Path) -> Iterator[Callable[[], str]]:
+    """Launch a master and a worker; the fixture's value waits until both are up.
+
+    The daemons boot while the test does its local run (their JVMs start in parallel).
+    """
+    url = f"spark://127.0.0.1:{_free_port()}"
+    logs = tmp_path / "master.log", tmp_path / "worker.log"
+    master = _launch(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                      "--port", url.rsplit(":", 1)[1], "--webui-port", "0"], logs[0])  # fmt: skip
+    worker = _launch(
+        ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--port", "0",
+         "--webui-port", "0", "--cores", "2", "--memory", "1g",
+         "--work-dir", str(tmp_path / "work")], logs[1],
     )  # fmt: skip
+
+    def ready() -> str:
+        _wait_ready(master, r"Starting Spark master at (spark://[\d.]+:\d+)", logs[0])
+        _wait_ready(worker, r"(Successfully registered with master)", logs[1])
+        return url
+
     try:
-        worker, _ = _start(
-            ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--port", "0",
-             "--webui-port", "0", "--cores", "2", "--memory", "1g",
-             "--work-dir", str(tmp_path / "work")],
-            r"(Successfully registered with master)", tmp_path / "worker.log",
-        )  # fmt: skip
-        try:
-            yield url
-        finally:
-            _stop(worker)
+        yield ready
     finally:
+        _stop(worker)
         _stop(master)
 
 
@@ -105,16 +122,18 @@ def _small_log(directory: Path) -> None:
 
 @pytest.mark.timeout(240)
 def test_spark_submit_on_standalone_cluster_equals_local(
-    spark: SparkSession, cluster: str, tmp_path: Path
+    spark: SparkSession, cluster: Callable[[], str], tmp_path: Path
 ) -> None:
     events, local_out, cluster_out = tmp_path / "events", tmp_path / "local", tmp_path / "cl"
     _small_log(events)
-    run(str(events), str(local_out), spark=spark)
+    run(str(events), str(local_out), spark=spark, compact_days=False)  # the cluster compacts
     bundle = build_zip(tmp_path / "beanpod-analytics.zip")
+    url = cluster()
     submit = subprocess.run(
-        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster, "--py-files", str(bundle),
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, "--py-files", str(bundle),
          "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
          "--conf", f"spark.driver.extraJavaOptions={JAVA_OPTS}",
+         "--conf", f"spark.executor.extraJavaOptions={JAVA_OPTS}",
          "--conf", "spark.executor.memory=512m",
          job_module.__file__, "--events", str(events), "--out", str(cluster_out)],
         env={**_env(), "PYTHONPATH": ""}, capture_output=True, text=True, timeout=180,

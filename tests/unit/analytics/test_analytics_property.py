@@ -1,19 +1,31 @@
-"""Random event logs: the Spark pipeline's tables equal the pure-Python reference's."""
+"""Random event logs: the Spark pipeline's tables equal the pure-Python reference's.
+
+Each Spark run checks a batch of random logs at once: the logs are written with disjoint
+job ids, queues and conns (``write_log(..., namespace=k)``), so the tables of their union
+are the union of their tables; every log goes through the pipeline's own reader, with the
+Parquet cache of parsed files (``compact``), and is compared with the reference.
+"""
 
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import reduce
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from analytics_support import reference
 from analytics_support.eventgen import event_logs, write_log
-from beanpod.analytics.pipeline import build_tables, enriched_events
+from beanpod.analytics.pipeline import build_tables, enrich, read_frame
+
+#: Hypothesis's first example is always the minimal one (every log trivial): with two runs of
+#: 12 logs, 12 random logs are checked, as many as the 12 one-log runs this replaced.
+LOGS_PER_RUN = 12
 
 
 def _local(value: object) -> object:
@@ -28,11 +40,19 @@ def _as_rows(df: DataFrame, rows: list[tuple[object, ...]]) -> list[Row]:
     return [Row(**{c: _local(v) for c, v in zip(df.columns, row, strict=True)}) for row in rows]
 
 
-def _check(spark: SparkSession, directory: Path, day_from: date | None = None,
-           day_to: date | None = None) -> None:  # fmt: skip
-    expected = reference.tables(reference.read_log(directory), day_from, day_to)
-    enriched = enriched_events(spark, str(directory), day_from, day_to)
-    enriched = enriched.persist(StorageLevel.MEMORY_ONLY)
+def _check(spark: SparkSession, root: Path, logs: list[dict[str, object]],
+           day_from: date | None = None, day_to: date | None = None) -> None:  # fmt: skip
+    expected: dict[str, list[tuple[object, ...]]] = {}
+    frames = []
+    for k, log in enumerate(logs):
+        directory = root / f"log{k}"
+        write_log(directory, log, namespace=k)
+        for name, rows in reference.tables(reference.read_log(directory), day_from, day_to).items():
+            expected.setdefault(name, []).extend(rows)
+        cache = str(root / f"cache{k}")
+        frames.append(read_frame(spark, str(directory), day_from, day_to, cache))
+    events = reduce(DataFrame.unionByName, frames)
+    enriched = enrich(events, day_from, day_to).persist(StorageLevel.MEMORY_ONLY)
     try:
         for name, table in build_tables(enriched).items():
             actual = table.collect()
@@ -43,17 +63,15 @@ def _check(spark: SparkSession, directory: Path, day_from: date | None = None,
 
 @pytest.mark.timeout(400)
 @settings(
-    max_examples=12,
+    max_examples=2,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(log=event_logs())
+@given(logs=st.lists(event_logs(), min_size=LOGS_PER_RUN, max_size=LOGS_PER_RUN))
 def test_spark_tables_equal_reference(
-    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, log: dict[str, object]
-) -> None:
-    directory = tmp_path_factory.mktemp("events")
-    write_log(directory, log)
-    _check(spark, directory)
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, logs: list[dict[str, object]]
+) -> None:  # 2 runs: the minimal batch, then 12 random logs
+    _check(spark, tmp_path_factory.mktemp("events"), logs)
 
 
 @pytest.mark.timeout(200)
@@ -62,10 +80,8 @@ def test_spark_tables_equal_reference(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(log=event_logs())
+@given(logs=st.lists(event_logs(), min_size=2, max_size=2))
 def test_day_range_equals_reference(
-    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, log: dict[str, object]
-) -> None:  # fmt: skip
-    directory = tmp_path_factory.mktemp("events")
-    write_log(directory, log)
-    _check(spark, directory, date(2025, 1, 2), date(2025, 1, 2))
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, logs: list[dict[str, object]]
+) -> None:  # 2 runs: the minimal batch, then 2 random logs
+    _check(spark, tmp_path_factory.mktemp("events"), logs, date(2025, 1, 2), date(2025, 1, 2))
