@@ -220,8 +220,6 @@ class Parser:
         CRLF once); stop at the first line the exact, incremental path must see. Returns
         how many commands were queued."""
         buf, pos = self._buf, self._pos
-        if len(buf) - pos < 64:
-            return 0  # too little to pay for the split
         pieces = bytes(memoryview(buf)[pos:]).split(b"\r\n")  # one copy, one split
         last = len(pieces) - 1  # pieces[last] has no CRLF yet
         append, get_no_arg, get_id_verb = self._queue.append, NO_ARG_LINES.get, ONE_ID_VERBS.get
@@ -305,19 +303,7 @@ class Parser:
             return self.next_command()
         line = bytes(buf[pos:end])
         self._pos = end + 2
-        # Fast paths for well-formed common lines; everything else takes the exact route.
-        cmd = NO_ARG_LINES.get(line)
-        if cmd is not None:
-            return cmd
-        parts = line.split(b" ")
-        if len(parts) == 2:
-            verb = ONE_ID_VERBS.get(parts[0])
-            if verb is not None and parts[1].isdigit() and len(parts[1]) < 20:
-                return (verb, int(parts[1]))
-        elif len(parts) == 5 and parts[0] == b"put":
-            _, p, d, t, n = parts
-            if p.isdigit() and d.isdigit() and t.isdigit() and n.isdigit() and len(line) < 54:
-                return self._put_args(int(p), int(d), int(t), int(n), True)
+        # Well-formed common lines were taken by _parse_batch; this is the exact route.
         return self._slow_line(line)
 
     def _slow_line(self, line: bytes) -> Command | None:
