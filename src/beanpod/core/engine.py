@@ -191,10 +191,9 @@ class Engine:
         tube.total_jobs += 1
         self.counts.total_jobs += 1
         if self.events is not None:
-            self.events.emit(
-                now, "put", job_id, tube.name, conn.id if conn else None,
-                pri=pri, delay_ms=delay, ttr_ms=ttr, bytes=len(body),
-                uuid=getattr(ext, "uuid_text", None),
+            self.events.emit_put(
+                now, job_id, tube.name, conn.id if conn else None, pri, delay, ttr, len(body),
+                getattr(ext, "uuid_text", None),
             )  # fmt: skip
         if held is not None:
             job.state = held
@@ -282,7 +281,7 @@ class Engine:
         self.counts.reserved += 1
         self.timers.arm(deadline, TTR_EXPIRY, job)
         if self.events is not None:
-            self.events.emit(now, "reserve", job.id, job.tube.name, conn.id, worker=worker)
+            self.events.emit_reserve(now, job.id, job.tube.name, conn.id, worker)
 
     def _unreserve(self, job: Job) -> Conn:
         conn = job.reserver
@@ -309,10 +308,6 @@ class Engine:
             self._unref(tube)
 
     # ---- consuming ---------------------------------------------------------------------
-
-    def _best_ready(self, conn: Conn) -> Job | None:
-        """The smallest (pri, id) ready job across the unpaused tubes `conn` watches."""
-        return self._best_in(conn.watch)
 
     def _best_in(self, tubes: list[Tube]) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused `tubes`."""
@@ -459,10 +454,9 @@ class Engine:
         if self.journal is not None:
             self.journal.record_delete(job)
         if self.events is not None:
-            self.events.emit(
-                now, "delete", job_id, job.tube.name, conn.id if conn else None,
-                state=STATE_NAMES[state],
-            )  # fmt: skip
+            self.events.emit_delete(
+                now, job_id, job.tube.name, conn.id if conn else None, STATE_NAMES[state]
+            )
         self._destroy(job)
         return True
 

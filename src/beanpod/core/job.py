@@ -174,9 +174,3 @@ class Job:
 
     def __repr__(self) -> str:
         return f"<Job {self.id} {self.tube.name} {STATE_NAMES[self.state]} pri={self.pri}>"
-
-
-def check_transition(old: JobState | None, new: JobState | None) -> None:
-    """Raise if `old -> new` is not a declared transition (used by tests and asserts)."""
-    if new not in TRANSITIONS[old]:
-        raise AssertionError(f"illegal job transition {old!r} -> {new!r}")

@@ -38,3 +38,15 @@ class EventSink(Protocol):
     def emit(
         self, ts: int, event: str, job: int | None, queue: str, conn: int | None, **extra: Any
     ) -> None: ...
+
+    # The three events of every job's life, without keyword packing (the hot path).
+    def emit_put(
+        self, ts: int, job: int, queue: str, conn: int | None, pri: int, delay_ms: int,
+        ttr_ms: int, nbytes: int, uuid: str | None = None,
+    ) -> None: ...  # fmt: skip
+
+    def emit_reserve(
+        self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
+    ) -> None: ...
+
+    def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None: ...

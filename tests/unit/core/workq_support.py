@@ -48,6 +48,21 @@ class RecordingEvents:
     ) -> None:
         self.events.append({"ts": ts, "event": event, "job": job, "queue": queue, **extra})
 
+    def emit_put(
+        self, ts: int, job: int, queue: str, conn: int | None, pri: int, delay_ms: int,
+        ttr_ms: int, nbytes: int, uuid: str | None = None,
+    ) -> None:  # fmt: skip
+        self.emit(ts, "put", job, queue, conn, pri=pri, delay_ms=delay_ms, ttr_ms=ttr_ms,
+                  bytes=nbytes, uuid=uuid)  # fmt: skip
+
+    def emit_reserve(
+        self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
+    ) -> None:
+        self.emit(ts, "reserve", job, queue, conn, worker=worker)
+
+    def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None:
+        self.emit(ts, "delete", job, queue, conn, state=state)
+
     def names(self) -> list[str]:
         return [e["event"] for e in self.events]
 

@@ -72,11 +72,6 @@ def kicked(count: int) -> bytes:
     return b"KICKED %d\r\n" % count
 
 
-def job_reply(word: bytes, job_id: int, body: bytes) -> bytes:
-    """`RESERVED`/`FOUND` line plus body, as one buffer (clients break on split replies)."""
-    return b"%s %d %d\r\n%s\r\n" % (word, job_id, len(body), body)
-
-
 def reserved(job_id: int, body: bytes) -> bytes:
     return b"RESERVED %d %d\r\n%s\r\n" % (job_id, len(body), body)
 
