@@ -61,15 +61,11 @@ class Client:
 
     def _call(self, data: bytes, kind: int) -> Any:
         self.sock.sendall(data)
-        while (parsed := p.parse_reply(kind, self._buf)) is None:
+        while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 raise ConnectionError("the server closed the connection")
             self._buf += chunk
-        value, used = parsed
-        del self._buf[:used]
-        if isinstance(value, WorkqError):
-            raise value
         return value
 
     # ---- commands ----------------------------------------------------------------------

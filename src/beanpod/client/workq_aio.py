@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from beanpod.client import workq_proto as p
-from beanpod.client.workq_proto import Bytesish, Job, Record, Result, WorkqError
+from beanpod.client.workq_proto import Bytesish, Job, Record, Result
 from beanpod.protocols.workq import wire as w
 
 
@@ -47,15 +47,11 @@ class AsyncClient:
 
     async def _call(self, data: bytes, kind: int) -> Any:
         self._writer.write(data)
-        while (parsed := p.parse_reply(kind, self._buf)) is None:
+        while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
             chunk = await self._reader.read(1 << 16)
             if not chunk:
                 raise ConnectionError("the server closed the connection")
             self._buf += chunk
-        value, used = parsed
-        del self._buf[:used]
-        if isinstance(value, WorkqError):
-            raise value
         return value
 
     async def add(

@@ -191,6 +191,22 @@ def parse_reply(kind: int, buf: bytes | bytearray) -> tuple[Any, int] | None:
     return value, cursor.pos
 
 
+INCOMPLETE: Any = object()  # take_reply: the reply has not fully arrived
+
+
+def take_reply(kind: int, buf: bytearray) -> Any:
+    """Remove one complete reply of `kind` from the front of `buf` and return its value
+    (raising it if it is a WorkqError), or INCOMPLETE: the loop both clients share."""
+    parsed = parse_reply(kind, buf)
+    if parsed is None:
+        return INCOMPLETE
+    value, used = parsed
+    del buf[:used]
+    if isinstance(value, WorkqError):
+        raise value
+    return value
+
+
 def _parse(kind: int, c: _Cursor) -> Any:
     first = c.line()
     if first[:1] == b"-" or (kind == OK) != (first == b"+OK") or not first.startswith(b"+OK"):
