@@ -21,6 +21,7 @@ from beanpod.core.job import (
     JobState,
 )
 from beanpod.core.journal import EventSink, Journal
+from beanpod.core.pqueue import delayed_key, ready_key
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
 from beanpod.core.tube import Tube
@@ -66,7 +67,7 @@ class Engine:
         """The tube called `name`, created on first reference."""
         tube = self.tubes.get(name)
         if tube is None:
-            tube = Tube(name, len(self.tube_list))
+            tube = Tube(name, len(self.tube_list), self.jobs)
             self.tubes[name] = tube
             self.tube_list.append(tube)
         return tube
@@ -210,9 +211,7 @@ class Engine:
     def _make_ready(self, job: Job, now: int) -> None:
         tube = job.tube
         job.state = READY
-        entry = (job.pri, job.id, job)
-        job.entry = entry
-        tube.ready.push(entry)
+        tube.ready.push(ready_key(job.pri, job.id), job)
         counts = self.counts
         counts.ready += 1
         if job.pri < URGENT_PRIORITY:
@@ -232,9 +231,7 @@ class Engine:
     def _make_delayed(self, job: Job, due: int) -> None:
         job.state = DELAYED
         job.deadline = due
-        entry = (due, job.id, job)
-        job.entry = entry
-        job.tube.delayed.push(entry)
+        job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
         self.timers.arm(due, DELAY_DUE, job)
 
@@ -311,14 +308,15 @@ class Engine:
 
     def _best_in(self, tubes: list[Tube]) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused `tubes`."""
-        best: Any = None
+        best: Tube | None = None
+        best_key = 0
         for tube in tubes:
             if tube.pause_ms or not tube.ready:
                 continue
-            entry = tube.ready.peek_entry()
-            if best is None or entry < best:
-                best = entry
-        return None if best is None else best[2]
+            key = tube.ready.peek_key()
+            if key is not None and (best is None or key < best_key):
+                best, best_key = tube, key
+        return None if best is None else best.ready.peek()
 
     def _deadline_soon(self, conn: Conn, now: int) -> bool:
         soonest = conn.soonest_deadline()

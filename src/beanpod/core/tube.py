@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.pqueue import LazyHeap
@@ -40,12 +41,12 @@ class Tube:
         "watching",
     )
 
-    def __init__(self, name: str, index: int) -> None:
+    def __init__(self, name: str, index: int, jobs: Mapping[int, Job]) -> None:
         self.name = name
         self.name_bytes = name.encode("ascii")
         self.index = index  # position in the engine's tube list (list-tubes order)
-        self.ready = LazyHeap()
-        self.delayed = LazyHeap()
+        self.ready = LazyHeap(jobs)  # jobs: every job by id, to find a job from its heap key
+        self.delayed = LazyHeap(jobs)
         self.buried: OrderedDict[int, Job] = OrderedDict()
         self.waiters: deque[Waiter] = deque()  # parked reserves, arrival order (lazily pruned)
         self.refs = 0  # connections using or watching it, plus its jobs

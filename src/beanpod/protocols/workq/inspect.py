@@ -64,19 +64,19 @@ def _listing(
     tube = s.dialect.engine.tubes.get(name)
     if tube is None:
         return w.NOT_FOUND
-    entries = nsmallest(offset + limit, heap_of(tube).live_entries(), key=key)
-    return w.inspect_reply(job_record(e[-1]) for e in entries[offset:])
+    entries = nsmallest(offset + limit, heap_of(tube).live_items(), key=key)
+    return w.inspect_reply(job_record(job) for _, job in entries[offset:])
 
 
 def _jobs(s: Context, a: list[bytes]) -> bytes:
     """inspect jobs <name> <cursor-offset> <limit>\\r\\n"""
-    return _listing(s, a, lambda t: t.ready, lambda e: e[:2])  # lease order: (pri, id)
+    return _listing(s, a, lambda t: t.ready, lambda e: e[0])  # lease order: (pri, id)
 
 
 def _scheduled_jobs(s: Context, a: list[bytes]) -> bytes:
     """inspect scheduled-jobs <name> <cursor-offset> <limit>\\r\\n"""
     # The reference orders scheduled jobs by priority, then time, then creation.
-    return _listing(s, a, lambda t: t.delayed, lambda e: (e[-1].pri, e[0], e[1]))
+    return _listing(s, a, lambda t: t.delayed, lambda e: (e[1].pri, e[0]))
 
 
 def _queue(s: Context, a: list[bytes]) -> bytes:
