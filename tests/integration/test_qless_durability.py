@@ -125,3 +125,61 @@ def test_full_disk_refuses_qless_mutations_over_the_wire(tmp_path: Path) -> None
             assert c.call("queues", "q")["waiting"] == 1
     finally:
         srv.stop()
+
+
+def test_stats_survive_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        for jid in ("a", "b", "c"):
+            c.queues["q"].put("K", {}, jid=jid)
+        jobs = c.queues["q"].pop(3)
+        jobs[0].complete()
+        jobs[1].fail("g", "m")
+        jobs[2].retry()
+        before = c.queues["q"].stats()
+    srv.stop()
+    assert before["wait"]["count"] == 3 and before["run"]["count"] == 1
+    assert (before["failed"], before["failures"]) == (1, 1)
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        assert c.queues["q"].stats() == before
+        c.queues["q"].pop()
+        assert c.queues["q"].stats()["wait"]["count"] == 4
+    srv.stop()
+
+
+def test_throttles_survive_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        c.throttles["db"].maximum = 1
+        c.queues["q"].throttle.maximum = 5
+        for jid in ("a", "b", "c"):
+            c.queues["q"].put("K", {}, jid=jid, throttles=["db"])
+        [a] = c.queues["q"].pop(3)  # b and c are throttled, in that order
+        assert (a.jid, c.throttles["db"].pending()) == ("a", ["b", "c"])
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        db = c.throttles["db"]
+        assert (db.maximum, c.queues["q"].throttle.maximum) == (1, 5)
+        assert (db.locks(), db.pending()) == (["a"], ["b", "c"])
+        assert c.queues["q"].jobs("throttled") == ["b", "c"]
+        assert c.jobs["b"].state == "throttled"  # type: ignore[union-attr]
+        assert c.queues["q"].pop(3) == []  # still full
+        c.jobs["a"].complete()  # type: ignore[union-attr]
+        assert [j.jid for j in c.queues["q"].pop(3)] == ["b"]
+        assert db.pending() == ["c"]
+    srv.stop()
+
+
+def test_timed_out_worker_survives_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        c.queues["q"].put("K", {}, jid="a")
+        c.queues["q"].pop()[0].timeout()
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        a = c.jobs["a"]
+        assert (a.state, a.worker_name) == ("stalled", "w")  # type: ignore[union-attr]
+    srv.stop()

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from beanpod.client.qless_conn import DEFAULT_PORT, Connection, QlessError
+from beanpod.client.qless_events import Events, Message
+from beanpod.client.qless_throttles import Throttle, Throttles
 
-__all__ = ["Client", "Job", "QlessError", "Queue", "RecurringJob"]
+__all__ = ["Client", "Job", "Message", "QlessError", "Queue", "RecurringJob", "Throttle"]
 
 
 class Client:
@@ -35,6 +37,8 @@ class Client:
         self.jobs = Jobs(self)
         self.workers = Workers(self)
         self.config = Config(self)
+        self.events = Events(self)  # pub/sub (qless_events.py)
+        self.throttles = Throttles(self)
 
     def __enter__(self) -> Client:
         return self
@@ -85,6 +89,7 @@ class Job:
         self.dependencies: list[str] = view["dependencies"]
         self.dependents: list[str] = view["dependents"]
         self.tracked: bool = view["tracked"]
+        self.throttles: list[str] = list(view.get("throttles", []))
         self.data: Any = json.loads(view["data"])
 
     def __repr__(self) -> str:
@@ -208,9 +213,11 @@ class Queue:
 
     def put(self, klass: str, data: Any, jid: str | None = None, priority: int | None = None,
             tags: list[str] | None = None, delay: float = 0, retries: int | None = None,
-            depends: list[str] | None = None) -> str:  # fmt: skip
+            depends: list[str] | None = None,
+            throttles: list[str] | None = None) -> str:  # fmt: skip
         """Enqueue (or move, for a known jid) a job; returns its jid."""
-        opts = {"priority": priority, "tags": tags, "retries": retries, "depends": depends}
+        opts = {"priority": priority, "tags": tags, "retries": retries, "depends": depends,
+                "throttles": throttles}  # fmt: skip
         extra: list[Any] = []
         for key, value in opts.items():
             if value is not None:
@@ -221,13 +228,19 @@ class Queue:
 
     def recur(self, klass: str, data: Any, interval: float, offset: float = 0,
               jid: str | None = None, priority: int = 0, tags: list[str] | None = None,
-              retries: int = 5, backlog: int = 0) -> str:  # fmt: skip
+              retries: int = 5, backlog: int = 0,
+              throttles: list[str] | None = None) -> str:  # fmt: skip
         """Spawn a `klass` job every `interval` seconds, the first after `offset`."""
         return str(self.client.call(
             "recur", self.name, jid or uuid.uuid4().hex, klass, json.dumps(data),
             "interval", interval, offset, "priority", priority, "tags", tags or [],
-            "retries", retries, "backlog", backlog,
+            "retries", retries, "backlog", backlog, "throttles", throttles or [],
         ))  # fmt: skip
+
+    @property
+    def throttle(self) -> Throttle:
+        """The queue's own throttle (`ql:q:<name>`)."""
+        return Throttle(self.client, f"ql:q:{self.name}")
 
     def pop(self, count: int = 1) -> list[Job]:
         views = self.client.call("pop", self.name, self.client.worker_name, count)

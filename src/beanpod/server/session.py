@@ -53,6 +53,10 @@ class BeanstalkdSession(BatchSession):
         """Called by the engine when this session's parked reserve is answered."""
         self._answer(encode_outcome(outcome))
 
+    def answer(self, reply: bytes) -> None:
+        """Called when a parked extension command (a qless events poll) is answered."""
+        self._answer(reply)
+
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()

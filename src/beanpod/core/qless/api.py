@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless import (
     cancel,
+    channels,
     complete,
     deps,
     fail,
@@ -22,6 +23,7 @@ from beanpod.core.qless import (
     queues,
     recurring,
     tags,
+    throttles,
     track,
     workers,
 )
@@ -38,7 +40,8 @@ Fn = Callable[["Qless", int, Args], Any]
 # Functions that never write to the write-ahead log (no disk-space check before them).
 READ_ONLY = frozenset({
     "get", "multiget", "recur.get", "workers", "failed", "jobs", "queues", "length",
-    "config.get", "stats",
+    "config.get", "stats", "throttle.get", "throttle.locks", "throttle.pending",
+    "throttle.ttl", "queue.throttle.get", "events",
 })  # fmt: skip
 # Room asked of the log before a mutation, beyond the request's own size: the job's
 # extras (history, tags, failure) are rewritten whole in an update record.
@@ -58,7 +61,10 @@ def call(q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0) -> Any:
             raise QlessError(
                 f"{name}(): out of disk space for the write-ahead log; nothing was changed"
             )
-    return handler(q, now, Args(name, list(args)))
+    try:
+        return handler(q, now, Args(name, list(args)))
+    finally:
+        q.flush_stats()
 
 
 def _read_only(fn: str, args: list[Any]) -> bool:
@@ -77,6 +83,7 @@ def _put_args(a: Args) -> tuple[str, str, str, str, str, int, put.PutArgs]:
         None if "tags" not in opts else a.to_list("tags", opts["tags"]),
         None if "retries" not in opts else int(a.to_number("retries", opts["retries"])),
         None if "depends" not in opts else a.to_list("depends", opts["depends"]),
+        None if "throttles" not in opts else a.to_list("throttles", opts["throttles"]),
     )
     return str(worker), queue, jid, klass, data, delay, extra
 
@@ -183,7 +190,7 @@ def _recur(q: Qless, now: int, a: Args) -> Any:
         raise QlessError("Recur(): schedule type must be 'interval'")
     interval, offset = a.ms("interval"), a.ms("offset")
     opts = a.pairs()
-    unknown = set(opts) - {"priority", "tags", "retries", "backlog"}
+    unknown = set(opts) - {"priority", "tags", "retries", "backlog", "throttles"}
     if unknown:
         raise QlessError(f"Recur(): Unknown option {sorted(unknown)[0]!r}")
 
@@ -191,8 +198,9 @@ def _recur(q: Qless, now: int, a: Args) -> Any:
         return int(a.to_number(key, opts.get(key, 0)))
 
     tag_list = a.to_list("tags", opts["tags"]) if "tags" in opts else []
+    tids = a.to_list("throttles", opts["throttles"]) if "throttles" in opts else []
     return recurring.recur(q, now, queue, jid, klass, data, interval, offset, num("priority"),
-                           tag_list, num("retries"), num("backlog"))  # fmt: skip
+                           tag_list, num("retries"), num("backlog"), tids)  # fmt: skip
 
 
 def _recur_get(q: Qless, now: int, a: Args) -> Any:
@@ -316,6 +324,63 @@ def _timeout(q: Qless, now: int, a: Args) -> Any:
     return True
 
 
+def events_args(a: Args) -> tuple[frozenset[str], int | None, int, int]:
+    """events(channels, [cursor], [timeout s], [count]) -> (channels, cursor, ms, count)."""
+    wanted = a.next("channels")
+    listed = [wanted] if isinstance(wanted, str) else a.to_list("channels", wanted)
+    cursor = a.next("cursor") if a.more() else None
+    if cursor is not None:
+        cursor = int(a.to_number("cursor", cursor))
+    timeout = a.ms("timeout", 0)
+    count = a.integer("count", 100)
+    if count <= 0 or count > channels.MAX_COUNT:
+        raise QlessError(f'Events(): Arg "count" must be 1..{channels.MAX_COUNT}: {count}')
+    return channels.names(listed), cursor, timeout, count
+
+
+def _events(q: Qless, now: int, a: Args) -> Any:
+    """Without a connection to park (engine callers) the answer is immediate."""
+    wanted, cursor, _, count = events_args(a)
+    return channels.poll(q, now, None, wanted, cursor, 0, count, None)
+
+
+def _throttle_set(q: Qless, now: int, a: Args) -> Any:
+    tid, maximum = a.text("tid"), int(a.number("maximum"))
+    throttles.set_throttle(q, now, tid, maximum, a.ms("expiration", 0))
+    return True
+
+
+def _throttle_get(q: Qless, now: int, a: Args) -> Any:
+    return throttles.get(q, now, a.text("tid"))
+
+
+def _throttle_delete(q: Qless, now: int, a: Args) -> Any:
+    throttles.delete(q, now, a.text("tid"))
+    return True
+
+
+def _throttle_locks(q: Qless, now: int, a: Args) -> Any:
+    return throttles.members(q, now, a.text("tid"), "locks")
+
+
+def _throttle_pending(q: Qless, now: int, a: Args) -> Any:
+    return throttles.members(q, now, a.text("tid"), "pending")
+
+
+def _throttle_ttl(q: Qless, now: int, a: Args) -> Any:
+    return throttles.ttl(q, now, a.text("tid"))
+
+
+def _queue_throttle_get(q: Qless, now: int, a: Args) -> Any:
+    return throttles.get(q, now, throttles.queue_throttle(a.text("queue")))
+
+
+def _queue_throttle_set(q: Qless, now: int, a: Args) -> Any:
+    queue, maximum = a.text("queue"), int(a.number("maximum"))
+    throttles.set_throttle(q, now, throttles.queue_throttle(queue), maximum)
+    return True
+
+
 FUNCTIONS: dict[str, Fn] = {
     "put": _put, "requeue": _requeue, "pop": _pop, "peek": _peek, "complete": _complete,
     "fail": _fail, "retry": _retry, "heartbeat": _heartbeat, "cancel": _cancel,
@@ -327,4 +392,9 @@ FUNCTIONS: dict[str, Fn] = {
     "pause": _pause, "unpause": _unpause, "queue.forget": _forget, "length": _length,
     "log": _log, "config.get": _config_get, "config.set": _config_set,
     "config.unset": _config_unset, "stats": _stats, "timeout": _timeout,
+    "throttle.set": _throttle_set, "throttle.get": _throttle_get,
+    "throttle.delete": _throttle_delete, "throttle.locks": _throttle_locks,
+    "throttle.pending": _throttle_pending, "throttle.ttl": _throttle_ttl,
+    "queue.throttle.get": _queue_throttle_get, "queue.throttle.set": _queue_throttle_set,
+    "events": _events,
 }  # fmt: skip

@@ -4,12 +4,13 @@ hook) and beanstalkd `kick` of a failed job (engine kick hook)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import deps, moves, tags
+from beanpod.core.qless import channels, deps, moves, tags
 from beanpod.core.qless.errors import QlessError
-from beanpod.core.qless.ext import qext, rext
+from beanpod.core.qless.ext import QlessExt, qext, rext
 from beanpod.core.qless.store import state_name
 
 if TYPE_CHECKING:
@@ -30,10 +31,23 @@ def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
                                  "but is not mentioned to be canceled")  # fmt: skip
     for job in jobs:
         if job.state is not JobState.COMPLETE and job.id in q.engine.jobs:
-            moves.ext_of(job).dependents = {}  # all cancelled too: nothing to release
+            ext = moves.ext_of(job)
+            ext.dependents = {}  # all cancelled too: nothing to release
+            worker = ext.worker if job.state is JobState.RESERVED else ""
             moves.detach(q, job)
             remove(q, job, now, event="delete")
+            _canceled(q, ext, worker)
     return jids
+
+
+def _canceled(q: Qless, ext: QlessExt, worker: str) -> None:
+    """`log` and the owner's channel hear of a cancel; then `canceled` if tracked."""
+    data = json.dumps({"jid": ext.jid, "worker": worker, "event": "canceled",
+                       "queue": ext.queue}, separators=(",", ":"))  # fmt: skip
+    q.channels.publish("log", data)
+    if worker:
+        q.channels.publish(f"w:{worker}", data)
+    channels.tracked(q, ext, "canceled")
 
 
 def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
@@ -70,9 +84,11 @@ def forget(q: Qless, job: Job) -> None:
         deps.unlink(q, ext, jid)
     if ext.dependents:  # deleted from beanstalkd: dependents treat it as gone (= done)
         deps.release_dependents(q, job, q.now)
+    q.flush_stats()  # a failed job left its group (beanstalkd delete)
 
 
 def kicked(q: Qless, job: Job, now: int) -> None:
     """Engine kick hook: a failed job kicked by a beanstalkd client leaves its group."""
     if job.state is JobState.BURIED and qext(job) is not None:
         moves.leave_group(q, job)
+        q.flush_stats()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from beanpod.core.qless import deps, expiry, moves
+from beanpod.core.qless import channels, deps, expiry, moves
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.locks import owned
 from beanpod.core.qless.put import set_data
@@ -39,8 +39,11 @@ def complete(
     q.stats.day(queue, now).run.add(max(0, now - ext.time) / 1000)
     ext.time = now
     q.emit(now, "complete", job, bytes=len(job.body))
+    channels.tracked(q, ext, "completed")
     if next_queue is not None:
+        channels.log(q, jid=jid, event="advanced", queue=queue, to=next_queue)
         return _advance(q, now, job, next_queue, delay_ms or 0, depends or [])
+    channels.log(q, jid=jid, event="completed", queue=queue)
     return _finish(q, now, job)
 
 

@@ -59,7 +59,7 @@ def release_dependents(q: Qless, job: Job, now: int) -> None:
         if other is None or other_ext is None:
             continue
         other_ext.dependencies.pop(ext.jid, None)
-        if not other_ext.dependencies and other.state is JobState.DEPENDS:
+        if not other_ext.dependencies and state_name(other) == "depends":
             _unblock(q, other, now)
         q.save(other)
 
@@ -82,8 +82,8 @@ def depends(q: Qless, now: int, jid: str, command: str, jids: list[str]) -> bool
     job = q.find(jid)
     if job is None or qext(job) is None:
         raise missing("Depends", jid)
-    if job.state is not JobState.DEPENDS:
-        state = state_name(job)
+    state = state_name(job)
+    if state != "depends":  # a throttled job is held as depends too
         raise QlessError(f"Depends(): Job {jid} is not in the depends state: {state}")
     ext = moves.ext_of(job)
     if command == "on":

@@ -24,6 +24,7 @@ _JOB_FIELDS = (
     "jid", "klass", "data", "priority", "tags", "retries", "remaining", "worker",
     "failure", "history", "tracked", "spawned_from", "dependencies", "dependents",
     "queue", "scheduled", "time", "grace", "expires", "order", "timed_out",
+    "timed_out_worker", "throttles", "throttled_on",
 )  # fmt: skip
 
 
@@ -57,6 +58,9 @@ class QlessExt:
         self.expires = 0  # lock expiry while a qless worker holds it
         self.order = 0  # ready-heap key within its priority band (0: the job id; moves.py)
         self.timed_out = 0  # `timeout`: its reserve count then (stalled until reserved again)
+        self.timed_out_worker = ""  # the owner `timeout` took it from (shown while stalled)
+        self.throttles: list[str] = []  # named throttles (the queue's is implied)
+        self.throttled_on = ""  # the throttle it waits for while throttled ('' when not)
         self.job: Job | None = None
 
     def encode(self) -> bytes:
@@ -79,7 +83,7 @@ class QlessExt:
 
 _RECUR_FIELDS = (
     "jid", "klass", "data", "priority", "tags", "retries", "queue", "interval", "backlog",
-    "next_at", "count",
+    "next_at", "count", "throttles",
 )  # fmt: skip
 
 
@@ -103,6 +107,7 @@ class RecurExt:
         self.backlog = 0
         self.next_at = 0
         self.count = 0  # children spawned so far; never reset
+        self.throttles: list[str] = []  # given to each child
         self.job: Job | None = None
         self.timer: Any = None
 
@@ -115,7 +120,8 @@ class RecurExt:
         doc = json.loads(raw)
         ext = cls(doc["jid"], doc["klass"], doc["queue"], doc["interval"])
         for name in _RECUR_FIELDS:
-            setattr(ext, name, doc[name])
+            if name in doc:  # fields added later are absent from older records
+                setattr(ext, name, doc[name])
         return ext
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from beanpod.core.qless import moves
+from beanpod.core.qless import channels, moves
 from beanpod.core.qless.locks import owned
 from beanpod.core.qless.put import set_data
 
@@ -30,7 +30,16 @@ def fail(
     moves.detach(q, job)
     moves.to_failed(q, job, now, group, message, worker)
     q.save(job)
+    failed_event(q, jid, worker, group, message)
     return jid
+
+
+def failed_event(q: Qless, jid: str, worker: str, group: str, message: str) -> None:
+    """The `log` message of a failure, then `failed` for a tracked job."""
+    channels.log(q, jid=jid, event="failed", worker=worker, group=group, message=message)
+    job = q.jobs.get(jid)
+    if job is not None:
+        channels.tracked(q, moves.ext_of(job), "failed")
 
 
 def retry(
@@ -47,10 +56,12 @@ def retry(
     moves.set_queue(q, job, queue)
     if ext.remaining < 0:
         group = group or f"failed-retries-{queue}"
+        owner = worker
         if message is None:
             message, worker = f'Job exhausted retries in queue "{queue}"', ""
         q.history(job, now, "failed", group=group)
         moves.to_failed(q, job, now, group, message, worker)
+        failed_event(q, jid, owner, group, message)
     else:
         if group is not None and message is not None:
             ext.failure = {"group": group, "message": message, "when": now // 1000,

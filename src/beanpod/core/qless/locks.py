@@ -13,7 +13,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import moves
+from beanpod.core.qless import channels, moves
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import qext
 from beanpod.core.qless.put import set_data
@@ -39,6 +39,8 @@ def invalidate(q: Qless, info: QueueInfo, now: int, count: int) -> list[Job]:
         ext = moves.ext_of(job)
         courtesy = grace_ms <= 0 or not ext.grace
         if courtesy:
+            channels.tracked(q, ext, "stalled")
+            channels.lock_lost(q, ext.jid, ext.worker)
             q.history(job, now, "timed-out")
             q.stats.day(ext.queue, now).retries += 1
             ext.grace = True
@@ -56,7 +58,8 @@ def _expire(q: Qless, job: Job, now: int) -> bool:
     ran out of retries and failed."""
     ext = moves.ext_of(job)
     ext.remaining -= 1
-    moves.unlock(q, job)
+    owner = ext.worker
+    moves.unlock(q, job, keep_throttles=ext.remaining >= 0)  # handed out again at once
     q.emit(now, "timeout", job)
     if ext.remaining >= 0:
         return True
@@ -65,6 +68,8 @@ def _expire(q: Qless, job: Job, now: int) -> bool:
     message = f'Job exhausted retries in queue "{ext.queue}"'
     moves.to_failed(q, job, now, group, message, "")
     q.save(job)
+    channels.log(q, jid=ext.jid, event="failed", worker=owner, group=group, message=message)
+    channels.tracked(q, ext, "failed")
     return False
 
 
@@ -101,11 +106,14 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
     q.at(now)
     jobs = [_running(q, jid) for jid in jids]
     for job in jobs:
+        ext = moves.ext_of(job)
+        owner = ext.worker
         q.history(job, now, "timed-out")
         moves.unlock(q, job)
+        ext.timed_out_worker = owner  # qless keeps the old owner in `worker`
+        channels.lock_lost(q, ext.jid, owner)
         q.emit(now, "timeout", job)
         job.pri = 0  # before every waiting job, as qless's +inf score
-        ext = moves.ext_of(job)
         ext.order = 0
         ext.timed_out = job.reserves  # shown as 'stalled' until handed out again
         q.engine._make_ready(job, now)

@@ -6,7 +6,7 @@ id as the key (beanstalkd's order, untouched); a qless job that becomes waiting 
 (re-put, retry, complete-with-next, unfail, dependency unlock, scheduled time reached)
 gets a fresh key from the engine's id sequence (`ext.order`), so it ranks after every job
 already waiting and before every job put later, for qless pop and beanstalkd reserve
-alike. `_ready_entry` is the one place that knows the heap entry's shape.
+alike. `make_waiting` is the one place that builds a qless ready key (`ready_key`).
 
 Engine placement (ready/delayed heaps, buried list, reservations) is done with the
 engine's own primitives; the qless-only sets (stalled locks, depends, failure groups,
@@ -20,6 +20,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
+from beanpod.core.pqueue import ready_key
+from beanpod.core.qless import throttles
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.store import LOCK_DUE, SCHED_DUE
 from beanpod.core.workq_ext import PRI_PIVOT
@@ -72,8 +74,9 @@ def detach(q: Qless, job: Job) -> None:
     unplace(q, job)
 
 
-def unlock(q: Qless, job: Job) -> None:
-    """End `job`'s reservation (a qless lock or a beanstalkd reserve)."""
+def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
+    """End `job`'s reservation (a qless lock or a beanstalkd reserve); its throttle
+    locks go too unless `keep_throttles` (a stalled job handed straight out again)."""
     q.engine._unreserve(job)
     info = q.queues.get(job.tube.name)
     if info is not None:
@@ -84,10 +87,13 @@ def unlock(q: Qless, job: Job) -> None:
         ext.worker = ""
         ext.expires = 0
         ext.grace = False
+        if not keep_throttles:
+            throttles.release(q, job, q.now)
 
 
 def unplace(q: Qless, job: Job) -> None:
-    """Forget `job` in the depends set and the completed list (idempotent)."""
+    """Forget `job` in the depends set, the completed list and its throttles
+    (idempotent)."""
     ext = qext(job)
     if ext is None:
         return
@@ -96,6 +102,7 @@ def unplace(q: Qless, job: Job) -> None:
         del info.depends[ext.jid]
     if q.completed.get(ext.jid) is job:
         del q.completed[ext.jid]
+    throttles.release(q, job, q.now)
 
 
 def leave_group(q: Qless, job: Job) -> None:
@@ -171,15 +178,7 @@ def make_waiting(q: Qless, job: Job, now: int) -> None:
         return  # keyed by id already, or handed to a waiting beanstalkd reserver
     ready = job.tube.ready
     ready.discard(job)
-    entry = _ready_entry(job, ext.order)
-    job.entry = entry
-    ready.push(entry)
-
-
-def _ready_entry(job: Job, key: int) -> tuple[int, int, Job]:
-    """A tube ready-heap entry for `job` ranked by `key` within its priority (the engine
-    builds (pri, id, job); keep in step with Engine._make_ready)."""
-    return (job.pri, key, job)
+    ready.push(ready_key(job.pri, job.id, ext.order), job)
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:

@@ -1,5 +1,6 @@
 """pop and peek: stalled jobs first, then waiting ones, highest priority first; both
 first spawn the queue's due recurring children (up to the count asked), as qless does.
+pop hands a waiting job out only if it gets its throttle locks (throttles.py).
 
 `pop_many` takes from several queues in one call, in the given order ("ordered") or
 starting one queue further each call per worker ("round-robin"), which qless clients
@@ -12,7 +13,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job
-from beanpod.core.qless import locks, moves, recurring
+from beanpod.core.qless import channels, locks, moves, recurring, throttles
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import qext
 from beanpod.core.qless.view import job_view
@@ -58,24 +59,41 @@ def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
         count = min(count, max(0, limit - (len(info.running) - len(info.stalled))))
     if count <= 0:
         return []
-    jobs = locks.invalidate(q, info, now, count)
-    recurring.spawn_due(q, info, now, count - len(jobs))
-    jobs += _take_waiting(q, info, count - len(jobs))
+    jobs = locks.invalidate(q, info, now, count)  # stalled jobs keep their throttle locks
+    if _queue_open(q, info, now):
+        recurring.spawn_due(q, info, now, count - len(jobs))
+        jobs += _take_waiting(q, info, count - len(jobs), now)
     for job in jobs:
         _hand(q, job, worker, now)
     return jobs
 
 
-def _take_waiting(q: Qless, info: QueueInfo, count: int) -> list[Job]:
+def _queue_open(q: Qless, info: QueueInfo, now: int) -> bool:
+    """False while the queue's throttle has no lock free: only stalled jobs go out."""
+    return throttles.has_room(q, throttles.queue_throttle(info.name), now)
+
+
+def _take_waiting(q: Qless, info: QueueInfo, count: int, now: int) -> list[Job]:
+    """Up to `count` waiting jobs that get every throttle lock they need; each one that
+    does not is throttled instead. `max-pop-retry` passes (default 1, as the qless fork),
+    each over as many jobs as are still wanted."""
     taken: list[Job] = []
     ready = info.tube.ready
-    while len(taken) < count:
-        job = ready.peek()
-        if job is None or (job.ext is not None and qext(job) is None):
-            break  # empty, or a Workq job next: qless does not run those
-        q.engine._take_out(job)
-        moves.adopt(q, job)
-        taken.append(job)
+    passes = q.config.number(f"{info.name}-max-pop-retry", q.config.number("max-pop-retry", 1))
+    for _ in range(max(1, int(passes))):
+        wanted = count - len(taken)
+        seen = 0
+        while seen < wanted:
+            job = ready.peek()
+            if job is None or (job.ext is not None and qext(job) is None):
+                break  # empty, or a Workq job next: qless does not run those
+            q.engine._take_out(job)
+            moves.adopt(q, job)
+            seen += 1
+            if throttles.acquire(q, job, now):
+                taken.append(job)
+        if seen == 0 or len(taken) >= count:
+            break
     return taken
 
 
@@ -85,6 +103,7 @@ def _hand(q: Qless, job: Job, worker: str, now: int) -> None:
     ext.time = now
     q.history(job, now, "popped", worker=worker)
     moves.lock(q, job, worker, now)
+    channels.tracked(q, ext, "popped")
     q.save(job)
 
 
@@ -99,13 +118,5 @@ def peek(q: Qless, now: int, queue: str, count: int) -> list[dict[str, Any]]:
 
 
 def _top_waiting(info: QueueInfo, count: int) -> list[Job]:
-    """The first `count` ready jobs in order: popped off the heap, then pushed back."""
-    ready = info.tube.ready
-    entries: list[tuple[Any, ...]] = []
-    while len(entries) < count and (entry := ready.peek_entry()) is not None:
-        ready.pop()
-        entries.append(entry)
-    for entry in entries:
-        entry[-1].entry = entry
-        ready.push(entry)
-    return [entry[-1] for entry in entries]
+    """The first `count` ready jobs in order."""
+    return info.tube.ready.first(count)

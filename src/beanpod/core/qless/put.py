@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import deps, moves, tags
+from beanpod.core.qless import channels, deps, moves, tags, throttles
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt
-from beanpod.core.qless.store import SCHED_DUE
+from beanpod.core.qless.store import SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class PutArgs:
     """put's optional arguments; None means "keep the job's own" on a move."""
 
-    __slots__ = ("depends", "priority", "retries", "tags")
+    __slots__ = ("depends", "priority", "retries", "tags", "throttles")
 
     def __init__(
         self,
@@ -25,11 +25,13 @@ class PutArgs:
         tags: list[str] | None = None,
         retries: int | None = None,
         depends: list[str] | None = None,
+        throttle_ids: list[str] | None = None,
     ) -> None:
         self.priority = priority
         self.tags = tags
         self.retries = retries
         self.depends = depends
+        self.throttles = throttle_ids
 
 
 def put(
@@ -37,16 +39,24 @@ def put(
     delay_ms: int, opts: PutArgs | None = None,
 ) -> str:  # fmt: skip
     """put(worker, queue, jid, klass, data, delay, [priority p] [tags t] [retries r]
-    [depends d]) -> jid. A known jid is moved: priority, tags and retries are kept
-    unless given, `remaining` is reset, a new non-empty `depends` replaces the old."""
+    [depends d] [throttles t]) -> jid. A known jid is moved: priority, tags, retries and
+    throttles are kept unless given, `remaining` is reset, a new non-empty `depends`
+    replaces the old."""
     q.at(now)
     q.queue(queue)
     opts = opts or PutArgs()
     job = q.find(jid)
     if job is None:
-        _create(q, now, queue, jid, klass, data, delay_ms, opts)
+        job = _create(q, now, queue, jid, klass, data, delay_ms, opts)
+        owner = ""
     else:
+        owner = worker_of(job) if job.state is JobState.RESERVED else ""
         _move(q, now, job, worker, queue, klass, data, delay_ms, opts)
+    ext = moves.ext_of(job)
+    channels.log(q, jid=jid, event="put", queue=queue)
+    channels.tracked(q, ext, "put")
+    if owner != worker:  # no message when the owner moves its own job
+        channels.lock_lost(q, jid, owner)
     return jid
 
 
@@ -71,6 +81,7 @@ def _create(
     ext.retries = ext.remaining = 5 if opts.retries is None else opts.retries
     ext.time = now
     ext.tags = list(dict.fromkeys(opts.tags or ()))
+    ext.throttles = list(dict.fromkeys(opts.throttles or ()))
     q.history_of(ext, now, "put", q=queue)
     deps.link(q, ext, opts.depends or ())
     held = JobState.DEPENDS if ext.dependencies else None
@@ -88,6 +99,7 @@ def _create(
     tags.index(q, jid, ext.tags)
     if held is not None:
         q.queue(queue).depends[jid] = job
+    throttles.check_put(q, job, now)
     return job
 
 
@@ -107,6 +119,8 @@ def _move(
         ext.priority = opts.priority
     if opts.retries is not None:
         ext.retries = opts.retries
+    if opts.throttles is not None:
+        ext.throttles = list(dict.fromkeys(opts.throttles))
     ext.remaining = ext.retries
     ext.klass = klass
     set_data(job, data)
@@ -118,6 +132,7 @@ def _move(
     ext.time = now
     q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
     moves.place(q, job, now, delay_ms)
+    throttles.check_put(q, job, now)
     q.save(job)
 
 

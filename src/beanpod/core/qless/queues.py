@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless, QueueInfo
 
 PAUSE_MS = (2**32 - 1) * 1000  # "until unpaused": beanstalkd's longest pause
-STATES = ("running", "stalled", "scheduled", "depends", "recurring", "waiting", "complete")
+STATES = ("running", "stalled", "scheduled", "depends", "recurring", "waiting", "complete",
+          "throttled")  # fmt: skip
 
 
 def counts(info: QueueInfo) -> dict[str, Any]:
@@ -26,6 +27,7 @@ def counts(info: QueueInfo) -> dict[str, Any]:
         "scheduled": len(tube.delayed),
         "depends": len(info.depends),
         "recurring": len(info.recurring),
+        "throttled": len(info.throttled),
         "paused": tube.paused,
     }
 
@@ -39,7 +41,7 @@ def queues(q: Qless, now: int, name: str | None = None) -> Any:
     if info is not None:
         return counts(info)
     empty = dict.fromkeys(("waiting", "running", "stalled", "scheduled", "depends"), 0)
-    return {"name": name, **empty, "recurring": 0, "paused": False}
+    return {"name": name, **empty, "recurring": 0, "throttled": 0, "paused": False}
 
 
 def pause(q: Qless, now: int, names: list[str], paused: bool) -> None:
@@ -61,7 +63,8 @@ def forget(q: Qless, names: list[str]) -> None:
 
 def length(q: Qless, now: int, name: str) -> int:
     data = queues(q, now, name)
-    return int(data["running"] + data["waiting"] + data["scheduled"] + data["depends"])
+    fields = ("running", "waiting", "scheduled", "depends", "throttled")
+    return int(sum(data[field] for field in fields))
 
 
 def jobs(q: Qless, now: int, state: str, queue: str = "", offset: int = 0,
@@ -86,9 +89,11 @@ def _in_state(info: QueueInfo, state: str) -> list[Any]:
     if state == "stalled":
         return list(info.stalled.values())
     if state == "scheduled":
-        return [e[-1] for e in sorted(info.tube.delayed.live_entries())]
+        return info.tube.delayed.in_order()
     if state == "waiting":
-        return [e[-1] for e in sorted(info.tube.ready.live_entries())]
+        return info.tube.ready.in_order()
     if state == "depends":
         return list(info.depends.values())
+    if state == "throttled":
+        return list(info.throttled.values())
     return list(info.recurring.values())

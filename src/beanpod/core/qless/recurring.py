@@ -24,7 +24,7 @@ UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backl
 def recur(
     q: Qless, now: int, queue: str, jid: str, klass: str, data: str, interval_ms: int,
     offset_ms: int, priority: int = 0, tag_list: list[str] | None = None, retries: int = 0,
-    backlog: int = 0,
+    backlog: int = 0, throttle_ids: list[str] | None = None,
 ) -> str:  # fmt: skip
     """recur(queue, jid, klass, data, 'interval', interval, offset, ...) -> jid. An
     existing template is updated and moved; its child counter is kept."""
@@ -39,6 +39,7 @@ def recur(
     ext.klass, ext.data, ext.priority, ext.retries = klass, data, priority, retries
     ext.interval, ext.backlog = interval_ms, backlog
     ext.tags = list(dict.fromkeys(tag_list or ()))
+    ext.throttles = list(dict.fromkeys(throttle_ids or ()))
     _move(q, ext, queue)
     _arm(q, ext, now + offset_ms)
     return jid
@@ -104,12 +105,17 @@ def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
     from beanpod.core.qless import put
 
     ext.count += 1
-    opts = put.PutArgs(ext.priority, ext.tags, ext.retries)
+    opts = put.PutArgs(ext.priority, ext.tags, ext.retries, throttle_ids=ext.throttles)
     jid = f"{ext.jid}-{ext.count}"
     put._create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
     child = q.jobs[jid]
     child_ext = moves.ext_of(child)
     child_ext.spawned_from = ext.jid
+    key = q.timeline.key_at(when, q.now)
+    if child.state is JobState.READY and key is not None:  # rank by its intended time
+        q.engine._take_out(child)
+        child_ext.order = key
+        moves.make_waiting(q, child, when)
     q.save(child)
 
 

@@ -2,9 +2,8 @@
 the jobs' extras, put each job back in its queue and state, and re-take the locks that
 were held (the engine's restore makes every reserved job ready).
 
-Configuration overrides and the worker registry come back from the log's named states
-(STATE records, see store.py); per-queue statistics are not in the log and start afresh
-(documented in docs/qless.md).
+Configuration overrides, the worker registry, per-queue statistics and throttles come
+back from the log's named states (STATE records, see store.py).
 """
 
 from __future__ import annotations
@@ -14,9 +13,10 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import moves, tags
+from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
-from beanpod.core.qless.store import CONFIG_STATE, WORKER_STATE
+from beanpod.core.qless.store import CONFIG_STATE, STATS_STATE, WORKER_STATE
+from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -41,6 +41,7 @@ def reattach(q: Qless, now: int) -> int:
             continue
         found += 1
     _sort_lists(q)
+    _repend(q, jobs)
     return found
 
 
@@ -57,6 +58,17 @@ def _states(q: Qless) -> None:
     for when, name in sorted(seen):
         q.workers[name] = when
         q.worker_saved[name] = when
+    bins = []
+    for key, raw in journal.states(STATS_STATE).items():
+        days, _, queue = key[len(STATS_STATE) :].partition("/")
+        bins.append((int(days), queue, raw))
+    for day, queue, raw in sorted(bins):
+        q.stats.load(queue, day, json.loads(raw))
+    q.flush_stats()  # bins past stats-history were dropped: forget their records
+    for key, raw in journal.states(THROTTLE_STATE).items():
+        settings = json.loads(raw)
+        t = q.throttles[key[len(THROTTLE_STATE) :]] = Throttle(key[len(THROTTLE_STATE) :])
+        t.maximum, t.expires = int(settings["maximum"]), int(settings["expires"])
 
 
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
@@ -84,6 +96,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
         expires = ext.expires
         moves.lock(q, job, worker, now)
         moves.set_expiry(q, job, expires)
+        throttles.relock(q, job)
     else:
         _replace(q, job, state, now)
 
@@ -98,12 +111,22 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
         if failure is not None:
             members = q.groups.setdefault(failure["group"], OrderedDict())
             members[moves.ext_of(job).jid] = job
+    elif state is JobState.DEPENDS and moves.ext_of(job).throttled_on:
+        job.state = JobState.DEPENDS  # waits for its throttle again: _repend
     elif state is JobState.DEPENDS:
         moves.to_depends(q, job)
     elif state is JobState.COMPLETE:
         moves.to_complete(q, job)
     else:
         moves.make_waiting(q, job, now)
+
+
+def _repend(q: Qless, jobs: list[Job]) -> None:
+    """Throttled jobs wait for their throttle again, in the order they were throttled."""
+    waiting = [job for job in jobs if isinstance(job.ext, QlessExt) and job.ext.throttled_on]
+    waiting.sort(key=lambda job: moves.ext_of(job).order)
+    for job in waiting:
+        throttles.repend(q, job)
 
 
 def _sort_lists(q: Qless) -> None:

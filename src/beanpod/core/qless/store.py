@@ -17,10 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import Job, JobState
+from beanpod.core.qless import channels
+from beanpod.core.qless.channels import Channels
 from beanpod.core.qless.config import Config
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.stats import Stats
+from beanpod.core.qless.throttles import Throttle
+from beanpod.core.qless.timeline import Timeline
 from beanpod.core.records import MAX_STATE_KEY
 from beanpod.core.tube import MAX_TUBE_NAME
 
@@ -35,6 +39,7 @@ SCHED_DUE = 22  # timer kind: a scheduled qless job is due to wait (target: the 
 CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
 WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
 WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
+STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
 
 # qless state names of engine states (docs/qless.md has the mapping).
 QLESS_STATE = {
@@ -54,7 +59,7 @@ class QueueInfo:
     """A known qless queue: holds a reference on its tube so the tube (and a pause)
     outlives its jobs, plus the qless-only sets of the queue."""
 
-    __slots__ = ("depends", "name", "recurring", "running", "stalled", "tube")
+    __slots__ = ("depends", "name", "recurring", "running", "stalled", "throttled", "tube")
 
     def __init__(self, name: str, engine: Engine) -> None:
         self.name = name
@@ -64,6 +69,7 @@ class QueueInfo:
         self.stalled: OrderedDict[int, Job] = OrderedDict()  # expired locks, expiry order
         self.depends: dict[str, Job] = {}
         self.recurring: dict[str, Job] = {}
+        self.throttled: dict[str, Job] = {}  # waiting for a throttle lock (throttles.py)
 
 
 class Qless:
@@ -79,10 +85,13 @@ class Qless:
         self.tracked: dict[str, None] = {}
         self.completed: OrderedDict[str, Job] = OrderedDict()  # oldest completion first
         self.config = Config()
+        self.channels = Channels()  # pub/sub (events)
+        self.throttles: dict[str, Throttle] = {}  # with settings, locks or waiters
         self.stats = Stats()
         self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
         self.caller: Conn | None = None  # the connection whose command is running (events)
         self.now = 0  # the latest `now` an operation ran at (for engine hooks)
+        self.timeline = Timeline()  # ready keys of past instants (recurring children)
         self._install()
 
     def _install(self) -> None:
@@ -98,7 +107,9 @@ class Qless:
 
     def at(self, now: int) -> None:
         """Fire every engine timer due by `now` (scheduled jobs, locks, recurring)."""
-        self.now = max(self.now, now)
+        if now > self.now:
+            self.timeline.note(self.now, self.engine.next_id)
+            self.now = now
         self.engine.tick(now)
 
     def find(self, jid: str) -> Job | None:
@@ -160,10 +171,22 @@ class Qless:
         """config.set (`value` not None) / config.unset (None), journalled."""
         if value is None:
             self.config.unset(key)
+            channels.log(self, event="config_unset", option=key)
         else:
             self.config.set(key, value)
+            channels.log(self, event="config_set", option=key, value=value)
         self.stats.history_days = int(self.config.number("stats-history", 30))
         self.save_state(CONFIG_STATE + key, value)
+
+    def flush_stats(self) -> None:
+        """Journal the statistics bins changed since the last flush (end of each call)."""
+        dirty, dropped = self.stats.take_changes()
+        if self.engine.journal is None:
+            return
+        for queue, day in dropped:
+            self.save_state(f"{STATS_STATE}{day}/{queue}", None)
+        for queue, day, bin_ in dirty:
+            self.save_state(f"{STATS_STATE}{day}/{queue}", bin_.to_state())
 
     # ---- effects -----------------------------------------------------------------------
 
@@ -211,9 +234,14 @@ def worker_of(job: Job) -> str:
 
 def state_name(job: Job) -> str:
     """The qless name of `job`'s state: a job put back by `timeout` and not handed out
-    since is 'stalled' (waiting first in its queue), as in qless."""
+    since is 'stalled' (waiting first in its queue), as in qless; a job waiting for a
+    throttle lock is 'throttled' (held by the engine like a depends job)."""
     if job.state is JobState.READY:
         ext = qext(job)
         if ext is not None and 0 < ext.timed_out == job.reserves:
             return "stalled"
+    elif job.state is JobState.DEPENDS:
+        ext = qext(job)
+        if ext is not None and ext.throttled_on:
+            return "throttled"
     return QLESS_STATE[job.state]

@@ -25,6 +25,7 @@ def track(q: Qless, now: int, command: str, jid: str) -> bool:
         q.tracked.pop(ext.jid, None)
     else:
         raise QlessError(f"Track(): Unknown action {command!r}")
+    q.channels.publish(command, ext.jid)
     q.save(job)
     return True
 

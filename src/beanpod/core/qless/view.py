@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless.ext import QlessExt, RecurExt, qext
 from beanpod.core.qless.store import state_name
+from beanpod.core.qless.throttles import of_job, queue_throttle
 from beanpod.core.workq_ext import PRI_PIVOT
 
 if TYPE_CHECKING:
@@ -41,12 +42,14 @@ def job_view(q: Qless, job: Job, now: int) -> dict[str, Any]:
     if ext is None:
         return _plain_view(job)
     running = job.state is JobState.RESERVED
+    state = state_name(job)
+    worker = ext.worker if running else ext.timed_out_worker if state == "stalled" else ""
     return {
         "jid": ext.jid,
         "klass": ext.klass,
-        "state": state_name(job),
+        "state": state,
         "queue": "" if job.state is JobState.COMPLETE else ext.queue,
-        "worker": ext.worker if running else "",
+        "worker": worker,
         "tracked": ext.tracked,
         "priority": ext.priority,
         "expires": seconds(ext.expires) if running and ext.worker else 0,
@@ -59,6 +62,7 @@ def job_view(q: Qless, job: Job, now: int) -> dict[str, Any]:
         "spawned_from_jid": ext.spawned_from or False,
         "dependents": list(ext.dependents),
         "dependencies": list(ext.dependencies),
+        "throttles": of_job(ext),
     }
 
 
@@ -69,6 +73,7 @@ def _plain_view(job: Job) -> dict[str, Any]:
         "worker": "", "tracked": False, "priority": PRI_PIVOT - job.pri, "expires": 0,
         "retries": 0, "remaining": 0, "data": data_text(job), "tags": [], "history": [],
         "failure": {}, "spawned_from_jid": False, "dependents": [], "dependencies": [],
+        "throttles": [queue_throttle(job.tube.name)],
     }  # fmt: skip
 
 
@@ -77,6 +82,7 @@ def recur_view(ext: RecurExt) -> dict[str, Any]:
         "jid": ext.jid, "klass": ext.klass, "state": "recur", "queue": ext.queue,
         "priority": ext.priority, "interval": seconds(ext.interval), "retries": ext.retries,
         "count": ext.count, "data": ext.data, "tags": list(ext.tags), "backlog": ext.backlog,
+        "throttles": list(ext.throttles),
     }  # fmt: skip
 
 

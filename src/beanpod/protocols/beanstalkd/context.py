@@ -83,3 +83,7 @@ class Context(Protocol):
     now: int
 
     def deliver(self, outcome: ReserveOutcome) -> None: ...
+
+    def answer(self, reply: bytes) -> None:
+        """Answer the parked command with `reply` (a long-poll extension call)."""
+        ...

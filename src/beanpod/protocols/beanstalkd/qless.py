@@ -5,6 +5,11 @@
     QLESS_ERROR <message>\\r\\n         a refusal, with qless's wording on one line
 
 A plain beanstalkd client never sends it, so nothing it sees changes.
+
+`events` with a timeout is a long-poll: with no message to return yet, the connection
+parks (as a blocking reserve does; later pipelined commands wait behind it) and the
+`OK` reply comes with the first matching publish or at the timeout. A half-closed
+client is answered TIMED_OUT, as a parked reserve is.
 """
 
 from __future__ import annotations
@@ -12,13 +17,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from beanpod.core.qless import QlessError
-from beanpod.core.qless.api import call
+from beanpod.core.qless import Qless, QlessError
+from beanpod.core.qless.api import call, events_args
+from beanpod.core.qless.args import Args
+from beanpod.core.qless.channels import poll
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
 ERROR_WORD = b"QLESS_ERROR "
 CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
+EVENTS = "events"  # the long-poll read of pub/sub channels
 
 
 def error(message: str) -> bytes:
@@ -42,7 +50,7 @@ def _request(body: bytes) -> tuple[str, list[Any]]:
     return request["fn"], args
 
 
-def qless(s: Context, cmd: tuple[Any, ...]) -> bytes:
+def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     """qless <bytes>\\r\\n<json>\\r\\n"""
     _, body, crlf = cmd
     if not crlf:
@@ -55,6 +63,8 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes:
     if fn in CREATING and d.engine.draining:
         return w.DRAINING
     q = d.qless
+    if fn == EVENTS:
+        return _events(s, q, args)
     q.caller = s.conn
     try:
         return ok(call(q, fn, args, s.now, len(body)))
@@ -64,6 +74,18 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes:
         return error(f"{fn}(): bad arguments: {exc}")
     finally:
         q.caller = None
+
+
+def _events(s: Context, q: Qless, args: list[Any]) -> bytes | None:
+    """events(channels, [cursor], [timeout], [count]): answer now, or park (None)."""
+    try:
+        wanted, cursor, timeout_ms, count = events_args(Args("Events", args))
+    except QlessError as exc:
+        return error(exc.message)
+    except (TypeError, ValueError) as exc:
+        return error(f"events(): bad arguments: {exc}")
+    found = poll(q, s.now, s.conn, wanted, cursor, timeout_ms, count, lambda r: s.answer(ok(r)))
+    return None if found is None else ok(found)
 
 
 def too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:

@@ -36,7 +36,7 @@ def test_lose_lock(lua: Lua) -> None:
             ],
             "jid": "jid", "klass": "klass", "priority": 0, "queue": "queue", "remaining": 4,
             "retries": 5, "state": "running", "tags": [], "tracked": False,
-            "worker": "another", "spawned_from_jid": False,
+            "worker": "another", "spawned_from_jid": False, "throttles": ["ql:q:queue"],
         }
     ]  # fmt: skip
     lua.raises("given out to another", "heartbeat", 1000, "jid", "worker", {})
@@ -155,7 +155,8 @@ def test_timeout_shows_the_job_stalled_until_handed_out(lua: Lua) -> None:
     lua("pop", 1, "q", "w1", 1)  # b (higher priority)
     lua("timeout", 2, "b")
     job = lua("get", 2, "b")
-    assert (job["state"], job["expires"], job["worker"]) == ("stalled", 0, "")
+    # qless keeps the old owner in `worker` after a timeout
+    assert (job["state"], job["expires"], job["worker"]) == ("stalled", 0, "w1")
     assert [h["what"] for h in job["history"]] == ["put", "popped", "timed-out"]
     lua.raises("not currently running: stalled", "heartbeat", 2, "b", "w1")
     lua.raises("not running", "timeout", 2, "b")
@@ -174,3 +175,15 @@ def test_timed_out_job_moved_is_waiting_again(lua: Lua) -> None:
     lua("timeout", 1, "a")
     lua("put", 2, "w", "other", "a", "klass", {}, 0)
     assert lua("get", 2, "a")["state"] == "waiting"
+
+
+def test_timed_out_worker_survives_in_view_until_popped_again(lua: Lua) -> None:
+    lua("put", 0, "w", "q", "a", "klass", {}, 0)
+    lua("pop", 0, "q", "w1", 1)
+    lua("timeout", 1, "a")
+    assert lua("get", 1, "a")["worker"] == "w1"
+    assert lua("peek", 1, "q", 1)[0]["worker"] == "w1"
+    [job] = lua("pop", 2, "q", "w2", 1)
+    assert job["worker"] == "w2"
+    lua("complete", 3, "a", "w2", "q", {})
+    assert lua("get", 3, "a")["worker"] == ""

@@ -105,7 +105,7 @@ def test_get(lua: Lua) -> None:
     assert lua("recur.get", 0, "jid") == {
         "backlog": 0, "count": 0, "data": "{}", "interval": 60, "jid": "jid",
         "klass": "klass", "priority": 0, "queue": "q", "retries": 0, "state": "recur",
-        "tags": [],
+        "tags": [], "throttles": [],
     }  # fmt: skip
 
 
@@ -235,3 +235,27 @@ def test_several_templates_earliest_due_first(lua: Lua) -> None:
     assert [j["jid"] for j in pops(lua, 30, 1)] == ["a-1"]
     assert lua("recur.get", 30, "b")["count"] == 0
     assert [j["jid"] for j in pops(lua, 30, 5)] == ["b-1"]
+
+
+def test_children_rank_by_intended_time(lua: Lua) -> None:
+    # qless scores a spawned child by its intended time, not by when a pop spawned it.
+    lua("recur", 0, "q", "r", "klass", {}, "interval", 60, 30)
+    lua("put", 10, "w", "q", "a", "klass", {}, 0)
+    lua("put", 50, "w", "q", "b", "klass", {}, 0)
+    lua("put", 95, "w", "q", "c", "klass", {}, 0)
+    lua("put", 95, "w", "q", "hi", "klass", {}, 0, "priority", 1)
+    jids = [j["jid"] for j in lua("peek", 100, "q", 10)]
+    assert jids == ["hi", "a", "r-1", "b", "r-2", "c"]
+    assert [j["jid"] for j in pops(lua, 100)] == jids
+
+
+def test_child_due_now_ranks_last(lua: Lua) -> None:
+    lua("put", 0, "w", "q", "a", "klass", {}, 0)
+    lua("recur", 5, "q", "r", "klass", {}, "interval", 60, 0)
+    assert [j["jid"] for j in pops(lua, 5)] == ["a", "r-1"]
+
+
+def test_child_ranks_before_a_job_put_in_the_same_instant_as_the_pop(lua: Lua) -> None:
+    lua("recur", 0, "q", "r", "klass", {}, "interval", 60, 0)
+    lua("put", 100, "w", "q", "b", "klass", {}, 0)
+    assert [j["jid"] for j in pops(lua, 100)] == ["r-1", "r-2", "b"]
