@@ -139,3 +139,20 @@ def test_arbitrary_bytes_never_crash_and_lines_resynchronise(junk: bytes) -> Non
         cmds.append(cmd)
     assert cmds and cmds[-1] == (w.STATS,)
     assert all(cmd[0] in c.ARG_PARSERS or cmd[0] == c.ERROR for cmd in cmds)
+
+
+def test_remembered_lines_parse_the_same_the_second_time() -> None:
+    """Put lines and repeatable command lines are remembered after their first parse;
+    the remembered (second) parse of every case must give the same commands."""
+    c.PUT_LINES.clear()
+    for verb in c.REMEMBERED_VERBS:
+        for line in [k for k, v in c.KNOWN_LINES.items() if v[0] == verb]:
+            del c.KNOWN_LINES[line]
+    for _ in range(2):
+        for data, expected in CASES:
+            assert normalise(parse_all([data])) == expected, data
+    assert c.PUT_LINES[b"put 1 2 3 4"] == (1, 2, 3, 4)
+    assert c.KNOWN_LINES[b"reserve-with-timeout 5"] == (w.RESERVE_WITH_TIMEOUT, 5)
+    assert c.KNOWN_LINES[b"use foo"] == (w.USE, "foo")
+    assert b"put 4294967296 0 1 0" not in c.PUT_LINES
+    assert b"reserve-with-timeout -1" not in c.KNOWN_LINES

@@ -25,6 +25,7 @@ PUT_BAD_CRLF = b"<put-bad-crlf>"  # the body was not followed by CRLF: EXPECTED_
 PUT_TRAILING = b"<put-trailing>"  # put line with trailing bytes (counted, BAD_FORMAT)
 QLESS_TOO_BIG = b"<qless-too-big>"  # a qless request over max-job-size, read and discarded
 
+PUT = w.PUT  # a module global: one lookup on the batch path
 U32_MAX = 0xFFFFFFFF
 U64_MAX = 0xFFFFFFFFFFFFFFFF
 INT_MAX = 0x7FFFFFFF
@@ -143,12 +144,17 @@ ARG_PARSERS = {
 }  # fmt: skip
 
 
-# Whole lines that need no parsing, and verbs whose one argument is a job id.
-NO_ARG_LINES: dict[bytes, Command] = {
+# Whole lines -> their command, for lines that need no parsing (no-argument verbs) and
+# for lines a workload repeats whose command depends on the line alone (e.g.
+# `reserve-with-timeout 5`, `use jobs`): parsed once by the exact path, then one dict hit.
+KNOWN_LINES: dict[bytes, Command] = {
     verb: (verb,)
     for verb in (w.RESERVE, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.STATS,
                  w.LIST_TUBES, w.LIST_TUBE_USED, w.LIST_TUBES_WATCHED, w.QUIT)
 }  # fmt: skip
+REMEMBERED_VERBS = frozenset({w.RESERVE_WITH_TIMEOUT, w.USE, w.WATCH, w.IGNORE, w.STATS_TUBE})
+MAX_KNOWN_LINES = 4096
+# Verbs whose one argument is a job id.
 ONE_ID_VERBS: dict[bytes, bytes] = {
     verb.rstrip(): verb
     for verb in (w.DELETE, w.TOUCH, w.PEEK, w.RESERVE_JOB, w.KICK_JOB, w.STATS_JOB)
@@ -158,18 +164,26 @@ ONE_ID_VERBS: dict[bytes, bytes] = {
 CR, NUL = 13, 0  # single bytes as ints: `in`/find then use memchr
 
 
-class _IntCache(dict[bytes, int]):
-    """Decimal bytes -> int, remembering the values a workload repeats (priorities,
-    delays, TTRs, sizes); int(bytes) is several times slower than a dict hit."""
-
-    def __missing__(self, key: bytes) -> int:
-        value = int(key)
-        if len(self) < 4096:
-            self[key] = value
-        return value
+# Well-formed put lines a workload repeats -> (pri, delay, ttr, size): validated once, then
+# one dict hit per put (bounded: a workload with ever-new sizes just stops adding).
+PUT_LINES: dict[bytes, tuple[int, int, int, int]] = {}
+MAX_PUT_LINES = 4096
+MAX_BATCH_LINE = w.MAX_LINE - 2  # longer lines take the exact path (beanstalkd's rules)
 
 
-SMALL_INTS = _IntCache()
+def _put_head(line: bytes, parts: list[bytes]) -> tuple[int, int, int, int] | None:
+    """`put <pri> <delay> <ttr> <bytes>` with plain digits and 32-bit values, or None for
+    the exact path to judge."""
+    _, p, d, t, n = parts
+    if not (p.isdigit() and d.isdigit() and t.isdigit() and n.isdigit()):
+        return None
+    head = (int(p), int(d), int(t), int(n))
+    if head[0] > U32_MAX or head[1] > U32_MAX or head[2] > U32_MAX:
+        return None
+    if len(PUT_LINES) < MAX_PUT_LINES:
+        PUT_LINES[line] = head
+    return head
+
 
 # Verbs followed by a body: the batch parser leaves them to the incremental path unless
 # they are a well-formed put whose body is already here.
@@ -222,40 +236,42 @@ class Parser:
         buf, pos = self._buf, self._pos
         pieces = bytes(memoryview(buf)[pos:]).split(b"\r\n")  # one copy, one split
         last = len(pieces) - 1  # pieces[last] has no CRLF yet
-        append, get_no_arg, get_id_verb = self._queue.append, NO_ARG_LINES.get, ONE_ID_VERBS.get
-        max_size, off, i, ints = self._max_job_size, pos, 0, SMALL_INTS
+        append, get_known, get_id_verb = self._queue.append, KNOWN_LINES.get, ONE_ID_VERBS.get
+        get_put, max_size, off, i = PUT_LINES.get, self._max_job_size, pos, 0
         while i < last:
             line = pieces[i]
-            cmd = get_no_arg(line)
-            if cmd is None:
-                if len(line) > w.MAX_LINE - 2 or CR in line:
-                    break  # over-long, or a stray CR: beanstalkd's rules apply
-                parts = line.split(b" ")
-                if len(parts) == 5 and parts[0] == b"put":
-                    _, p, d, t, n = parts
-                    if not (p.isdigit() and d.isdigit() and t.isdigit() and n.isdigit()):
+            head = get_put(line)
+            if head is None:
+                cmd = get_known(line)
+                if cmd is None:
+                    if len(line) > MAX_BATCH_LINE or CR in line:
+                        break  # over-long, or a stray CR: beanstalkd's rules apply
+                    parts = line.split(b" ")
+                    if len(parts) == 5 and parts[0] == b"put":
+                        head = _put_head(line, parts)
+                        if head is None:
+                            break
+                    elif len(parts) == 2 and (verb := get_id_verb(parts[0])) and parts[1].isdigit():
+                        if len(parts[1]) > 19:
+                            break
+                        cmd = (verb, int(parts[1]))
+                    elif parts[0] in BODY_VERBS or NUL in line:
                         break
-                    size = ints[n]
-                    if i + 1 >= last or len(pieces[i + 1]) != size or size > max_size:
-                        break  # body not here yet, contains CRLF, or too big
-                    pri, delay, ttr = ints[p], ints[d], ints[t]
-                    if pri > U32_MAX or delay > U32_MAX or ttr > U32_MAX:
-                        break
-                    i += 1
-                    off += len(line) + 2
-                    line = pieces[i]
-                    cmd = (w.PUT, pri, delay, ttr, line)
-                elif len(parts) == 2 and (verb := get_id_verb(parts[0])) and parts[1].isdigit():
-                    if len(parts[1]) > 19:
-                        break
-                    cmd = (verb, int(parts[1]))
-                elif parts[0] in BODY_VERBS or NUL in line:
-                    break
-                else:
-                    cmd = self._slow_line(line)
-                    if cmd is None or self._mode != LINE:  # pragma: no cover - guarded above
-                        break
-            append(cmd)
+                    else:
+                        cmd = self._slow_line(line)
+                        if cmd is None or self._mode != LINE:  # pragma: no cover - guarded
+                            break
+                        if cmd[0] in REMEMBERED_VERBS and len(KNOWN_LINES) < MAX_KNOWN_LINES:
+                            KNOWN_LINES[line] = cmd
+            if head is not None:
+                pri, delay, ttr, size = head
+                if i + 1 >= last or len(pieces[i + 1]) != size or size > max_size:
+                    break  # body not here yet, contains CRLF, or too big
+                i += 1
+                off += len(line) + 2
+                line = pieces[i]
+                cmd = (PUT, pri, delay, ttr, line)
+            append(cmd)  # type: ignore[arg-type]  # set on every path that gets here
             off += len(line) + 2
             i += 1
         self._pos = off
