@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import signal
 import sys
@@ -17,6 +16,7 @@ from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server.clock import Clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
+from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
 from beanpod.server.session import BeanstalkdSession
 from beanpod.server.workq_session import WorkqSession
@@ -103,7 +103,7 @@ class App:
         await self._start_workq()
         if install_signals:
             self._install_signals(loop)
-        gc.freeze()  # start-up objects never need collecting
+        tune_gc()
         return addresses
 
     async def _start_workq(self) -> None:
