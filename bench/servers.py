@@ -40,7 +40,10 @@ class ServerKind:
             return ServerKind("beanpod", argv)
         src = str(REPO / "src")
         pythonpath = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
-        return ServerKind("beanpod", (python, "-m", "beanpod", "serve"), {"PYTHONPATH": pythonpath})
+        # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
+        # port would also clash with any other beanpod on the machine).
+        argv = (python, "-m", "beanpod", "serve", "--workq-port", "0")
+        return ServerKind("beanpod", argv, {"PYTHONPATH": pythonpath})
 
 
 def free_port() -> int:
