@@ -7,6 +7,7 @@ import resource
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
@@ -85,6 +86,38 @@ def test_a_pipelined_batch_is_answered_in_one_write(server: InProcessServer) -> 
         got += sock.recv(1 << 16)
     assert got == expected
     sock.close()
+
+
+class _CountingTransport:
+    """Stands in for a session's transport and records its writes."""
+
+    def __init__(self, transport: Any) -> None:
+        self.inner = transport
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.inner.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_woken_reserve_leaves_in_one_write_with_the_replies_behind_it(
+    server: InProcessServer, connect: Connect
+) -> None:
+    producer, worker = connect(), connect()
+    worker.send(b"reserve\r\nlist-tube-used\r\n")
+    assert worker.nothing_within(0.1)
+    app = server.app
+    assert app is not None
+    (session,) = server.call(lambda: [s for s in app.sessions if s.parked])
+    spy = _CountingTransport(session.transport)
+    server.call(setattr, session, "transport", spy)  # on the loop thread
+    assert producer.cmd(b"put 0 0 10 1\r\nx\r\n") == b"INSERTED 1\r\n"
+    assert worker.reply() == b"RESERVED 1 1\r\nx\r\n"
+    assert worker.reply() == b"USING default\r\n"
+    assert spy.writes == [b"RESERVED 1 1\r\nx\r\nUSING default\r\n"]
 
 
 def test_body_split_across_many_reads(connect: Connect) -> None:

@@ -23,6 +23,7 @@ class BatchSession(asyncio.Protocol):
         self.parked = False  # a blocking command waits; later commands wait behind it
         self.closed = False
         self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
+        self.early: bytes | None = None  # a parked command's reply, sent with the next batch
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -35,6 +36,16 @@ class BatchSession(asyncio.Protocol):
             self.now = self.app.clock.now()
             self._run()
             self.app.rearm()
+
+    def eof_received(self) -> bool | None:
+        """The client half-closed: what is answered so far still goes out."""
+        self._send_early()
+        return False
+
+    def _send_early(self) -> None:
+        if self.early is not None and self.transport is not None and not self.closed:
+            self.transport.write(self.early)
+        self.early = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -57,8 +68,13 @@ class BatchSession(asyncio.Protocol):
         self.parked = False
         if self.closed or self.transport is None:
             return
-        self._send(reply)
-        if self.parser.buffered:
+        if not self.parser.buffered:
+            self._send(reply)
+        elif self.app.wal is None:  # commands wait behind it: one write for all their replies
+            self.early = reply
+            asyncio.get_running_loop().call_soon(self._resume)
+        else:  # with the WAL, replies keep their own commit order
+            self._send(reply)
             asyncio.get_running_loop().call_soon(self._resume)
 
     def _resume(self) -> None:
@@ -83,6 +99,9 @@ class BatchSession(asyncio.Protocol):
     def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
         """Write a batch's replies at once; with the WAL on, after its records are written
         (and with `-f 0` fsynced) if the batch wrote any."""
+        if self.early is not None:  # a parked command answered since the last batch
+            out.insert(0, self.early)
+            self.early = None
         wal = self.app.wal
         if wal is not None and (self.held or wal.appended != mark) and (out or close):
             wal.commit.hold(self, b"".join(out), close)

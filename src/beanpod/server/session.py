@@ -39,8 +39,9 @@ class BeanstalkdSession(BatchSession):
             self.app.engine.cancel_wait(self.conn)
             self.parked = False
             self._send(wire.TIMED_OUT)
+        if self.early is not None or self.parser.buffered:
             self.now = self.app.clock.now()
-            self._run()
+            self._run()  # answers what is buffered (a reserve now times out), then we close
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
