@@ -12,13 +12,14 @@ records are never delayed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
+from beanpod.storage.syncer import SyncThread
 from beanpod.storage.wal import SyncJob, WalWriter
 
 log = logging.getLogger("beanpod.wal")
@@ -47,12 +48,13 @@ class GroupCommit:
         self.interval = None if not fsync_ms else fsync_ms / 1000
         self.before_flush = before_flush
         self.loop = asyncio.get_running_loop()
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix="beanpod-wal")
+        self.syncer = SyncThread()
         self.scheduled = False
         self.waiting_write: list[Held] = []
         self.waiting_sync: deque[tuple[int, list[Held]]] = deque()
         self.write_epoch = 0
-        self.sync_future: asyncio.Future[None] | None = None
+        self.syncing = False  # a SyncJob runs on the fsync thread
+        self.idle_waiters: list[asyncio.Future[None]] = []  # aclose waits for the thread
         self.sync_again = False
         self.last_sync = 0.0
         self.timer: asyncio.TimerHandle | None = None
@@ -67,14 +69,18 @@ class GroupCommit:
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         session.held += 1
         self.waiting_write.append((session, data, close))
-        self.schedule()
+        if not self.scheduled:
+            self.schedule()
 
     # ---- writing -----------------------------------------------------------------------
 
     def flush(self) -> None:
         self.scheduled = False
         writer = self.writer
-        if writer.failed is None or writer.pending:
+        # Compaction can only have work when segments older than the current one exist.
+        if (writer.failed is None or writer.pending) and (
+            writer.current is None or len(writer.segments) > 1 + len(writer.spares)
+        ):
             self.before_flush()
         wrote = bool(writer.pending)
         if not writer.flush():
@@ -85,8 +91,8 @@ class GroupCommit:
             _release(held)
             if writer.drops:
                 self._start_sync()
-            elif wrote and self.interval is not None:
-                self._interval_sync()
+            elif wrote and self.timer is None and self.interval is not None:
+                self._interval_sync()  # (a pending timer already covers this write)
         elif wrote or writer.sync_needed():
             self.write_epoch += 1
             if held:
@@ -124,18 +130,25 @@ class GroupCommit:
             self._start_sync()
 
     def _start_sync(self) -> None:
-        if self.sync_future is not None:
+        if self.syncing:
             self.sync_again = True
             return
         job = self.writer.take_sync()
         self.last_sync = self.loop.time()
-        future = self.loop.run_in_executor(self.executor, job.run)
-        future.add_done_callback(partial(self._sync_done, job, self.write_epoch))
-        self.sync_future = future
+        self.syncing = True
+        self.syncer.submit(job, partial(self._from_thread, job, self.write_epoch))
 
-    def _sync_done(self, job: SyncJob, epoch: int, future: Future[None] | Any) -> None:
-        self.sync_future = None
-        exc = None if future.cancelled() else future.exception()
+    def _from_thread(self, job: SyncJob, epoch: int, exc: BaseException | None) -> None:
+        """On the fsync thread: hand the outcome to the loop."""
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to tell
+            self.loop.call_soon_threadsafe(self._sync_done, job, epoch, exc)
+
+    def _sync_done(self, job: SyncJob, epoch: int, exc: BaseException | None) -> None:
+        self.syncing = False
+        waiters, self.idle_waiters = self.idle_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
         if exc is not None:
             if not isinstance(exc, OSError):
                 exc = OSError(str(exc))
@@ -151,26 +164,38 @@ class GroupCommit:
 
     # ---- shutdown ----------------------------------------------------------------------
 
+    async def _sync_idle(self) -> None:
+        """Wait until no SyncJob runs (its outcome handled on the loop)."""
+        while self.syncing:
+            waiter = self.loop.create_future()
+            self.idle_waiters.append(waiter)
+            await waiter
+
     async def aclose(self) -> None:
-        """Write and fsync everything, then stop the worker thread."""
+        """Write and fsync everything, then stop the fsync thread."""
         for handle in (self.timer, self.retry):
             if handle is not None:
                 handle.cancel()
         self.flush()
-        while self.sync_future is not None:
-            await asyncio.wait([self.sync_future])
-            await asyncio.sleep(0)  # let its done-callback run
+        await self._sync_idle()
         if self.writer.pending:
             log.error("WAL: %d unwritten chunks dropped at shutdown (never acknowledged)",
                       len(self.writer.pending))  # fmt: skip
         else:
-            try:
-                await self.loop.run_in_executor(self.executor, self.writer.take_sync().run)
-            except OSError as exc:
+            outcome: asyncio.Future[BaseException | None] = self.loop.create_future()
+
+            def done(exc: BaseException | None) -> None:
+                self.loop.call_soon_threadsafe(outcome.set_result, exc)
+
+            self.syncing = True
+            self.syncer.submit(self.writer.take_sync(), done)
+            exc = await outcome
+            self.syncing = False
+            if exc is not None:
                 log.error("WAL: final fsync failed: %s", exc)
             else:  # everything is on disk: the held replies may go out
                 _release(self.waiting_write + [h for _, b in self.waiting_sync for h in b])
-        self.executor.shutdown(wait=True)
+        self.syncer.stop()
 
 
 def _release(batch: list[Held]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import Job
+from beanpod.core.job import Job, JobState
 from beanpod.core.records import (
     DELETE_SIZE,
     PUT_OVERHEAD,
@@ -26,8 +26,7 @@ from beanpod.core.records import (
     encode_delete,
     encode_next_id,
     encode_pause,
-    encode_put,
-    encode_put_parts,
+    encode_put_head,
     encode_state,
     encode_update,
 )
@@ -36,7 +35,7 @@ from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
 from beanpod.storage import compaction
-from beanpod.storage.framing import FRAME_SIZE, frame, frame_parts
+from beanpod.storage.framing import FRAME_SIZE, crc32, frame, frame_pair, pack_frame_header
 from beanpod.storage.recovery import CorruptLog, LogReader
 from beanpod.storage.segments import DirLock, FileIO
 from beanpod.storage.wal import WalWriter
@@ -138,10 +137,22 @@ class Durability:
 
     def room(self, nbytes: int) -> bool:
         """Can a mutation carrying `nbytes` of body be recorded (and later deleted)?"""
-        return self.writer.room(nbytes + ROOM_MARGIN)
+        writer = self.writer
+        cur = writer.current
+        need = nbytes + ROOM_MARGIN
+        # WalWriter.room's common case, inline (asked before every mutation)
+        if (
+            cur is not None
+            and writer.failed is None
+            and cur.capacity - cur.end + writer.spare_room >= 2 * need + writer.reserved
+        ):
+            return True
+        return writer.room(need)
 
     def record_put(self, job: Job) -> None:
-        record = frame_parts(encode_put_parts(job))
+        head, body = encode_put_head(job), job.body  # framed inline: the hot path
+        header = pack_frame_header(len(head) + len(body), crc32(body, crc32(head)))
+        record = b"".join((header, head, body))
         writer = self.writer
         job.file = seg = writer.append(record)
         self.ledger.add(job, seg, len(record))
@@ -158,7 +169,8 @@ class Durability:
 
     def record_delete(self, job: Job) -> None:
         writer = self.writer
-        writer.append(frame(encode_delete(job.id)))
+        payload = encode_delete(job.id)  # framed inline: the hot path
+        writer.append(pack_frame_header(DELETE_SIZE, crc32(payload)) + payload)
         writer.reserved -= DELETE_FRAME
         self.ledger.remove(job, job.file)
         self.appended += 1
@@ -228,8 +240,12 @@ class Durability:
     def _migrate(self, item: Hashable, segment: int) -> int:
         """Rewrite one live item's full record forward; its size, or 0 if no room."""
         if isinstance(item, Job):
-            record = frame(encode_put(item))
-        elif isinstance(item, tuple):  # a named state
+            if item.file != segment:
+                return 1  # already moved, with the buried jobs of its tube
+            if item.state is JobState.BURIED:
+                return self._migrate_jobs(_buried_from(item.tube, segment) or [item])
+            return self._migrate_jobs([item])
+        if isinstance(item, tuple):  # a named state
             key = item[1]
             record = frame(encode_state(key, self.state_file[key][1]))
         else:
@@ -244,14 +260,27 @@ class Durability:
         seg = self.writer.append(record)
         self.ledger.remove(item, segment)
         self.ledger.add(item, seg, len(record))
-        if isinstance(item, Job):
-            item.file = seg
-        elif isinstance(item, tuple):
+        if isinstance(item, tuple):
             self.state_file[item[1]] = (seg, self.state_file[item[1]][1])
         else:
             self.pause_file[str(item)] = seg
         self.records_migrated += 1
         return len(record)
+
+    def _migrate_jobs(self, jobs: list[Job]) -> int:
+        """Rewrite these jobs' full records forward in this order, all or none (0: no room)."""
+        records = [frame_pair(encode_put_head(job), job.body) for job in jobs]
+        size = sum(map(len, records))
+        if not self.writer.room(size):
+            return 0
+        append, ledger = self.writer.append, self.ledger
+        for job, record in zip(jobs, records, strict=True):
+            seg = append(record)
+            ledger.remove(job, job.file)
+            ledger.add(job, seg, len(record))
+            job.file = seg
+        self.records_migrated += len(jobs)
+        return size
 
     # ---- reporting and shutdown --------------------------------------------------------
 
@@ -275,6 +304,17 @@ class Durability:
             self.engine.journal = None
         if self.lock is not None:
             self.lock.release()
+
+
+def _buried_from(tube: Tube, segment: int) -> list[Job]:
+    """`tube`'s buried jobs from the first one pinned in `segment` on, in bury order.
+    Recovery orders buried jobs by their latest record, so moving one job's record
+    forward means moving every job buried after it too (in order)."""
+    jobs = iter(tube.buried.values())
+    for job in jobs:
+        if job.file == segment:
+            return [job, *jobs]
+    return []
 
 
 def _state_item(key: str) -> tuple[str, str]:

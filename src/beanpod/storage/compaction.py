@@ -7,7 +7,8 @@ segments, so dropping a prefix of the log never changes what replay rebuilds.
 
 Policy: when the log's disk use exceeds twice the live bytes plus a few segments, live
 items of the oldest segment are rewritten forward ("migrated") into the current segment,
-a bounded number of bytes per flush, until it pins nothing and can be dropped. Disk use
+a bounded number of bytes per flush (buried jobs move with the rest of their tube's
+buried list, see server/durability.py), until it pins nothing and can be dropped. Disk use
 therefore stays near `2 * live + 3 * segment size` under any churn.
 """
 
@@ -26,7 +27,8 @@ def should_compact(disk_bytes: int, live_bytes: int, segment_size: int) -> bool:
 
 
 def budget(bytes_written: int) -> int:
-    """Migrate at least twice what was written since, so compaction outruns churn."""
+    """Migrate at least twice what was written since the last pass, so compaction
+    outruns churn."""
     return min(MAX_BUDGET, max(MIN_BUDGET, 2 * bytes_written))
 
 
@@ -48,11 +50,10 @@ class Ledger:
 
     def remove(self, item: Hashable, segment: int) -> None:
         items = self.by_segment.get(segment)
-        if items is None or item not in items:
-            return
-        self.live_bytes -= items.pop(item)
-        if not items:
-            del self.by_segment[segment]
+        if items is not None and (size := items.pop(item, None)) is not None:
+            self.live_bytes -= size
+            if not items:
+                del self.by_segment[segment]
 
     def live(self, segment: int) -> int:
         items = self.by_segment.get(segment)

@@ -24,6 +24,7 @@ _HEADER = struct.Struct("<8sHHI")
 HEADER_SIZE = _HEADER.size + 4
 _FRAME = struct.Struct("<II")
 FRAME_SIZE = _FRAME.size
+pack_frame_header = _FRAME.pack  # (payload length, crc32 of payload): for inlined framing
 MAX_PAYLOAD = (1 << 31) - 1
 
 crc32 = zlib.crc32
@@ -77,13 +78,10 @@ def frame(payload: bytes) -> bytes:
     return _FRAME.pack(len(payload), crc32(payload)) + payload
 
 
-def frame_parts(parts: tuple[bytes, ...]) -> bytes:
-    """One record whose payload is the concatenation of `parts` (one copy, chained CRC)."""
-    crc, size = 0, 0
-    for part in parts:
-        crc = crc32(part, crc)
-        size += len(part)
-    return b"".join((_FRAME.pack(size, crc), *parts))
+def frame_pair(head: bytes, body: bytes) -> bytes:
+    """One record whose payload is `head + body`, built with a single copy of each
+    (the body may be large: no intermediate payload)."""
+    return b"".join((_FRAME.pack(len(head) + len(body), crc32(body, crc32(head))), head, body))
 
 
 def frame_size(payload_len: int) -> int:

@@ -26,7 +26,7 @@ log = logging.getLogger("beanpod.wal")
 SPARE_SLACK = 64  # room kept in a fresh segment for its leading watermark record
 
 
-@dataclass
+@dataclass(slots=True)
 class Chunk:
     segment: Segment
     offset: int
@@ -80,13 +80,17 @@ class WalWriter:
         self.next_index = first_index
         self.current: Segment | None = None
         self.spares: list[Segment] = []
+        self.spare_room = 0  # what the spares can hold (their sizes never change as spares)
         self.pending: list[Chunk] = []
+        # The pending chunk that later records of its segment grow (contiguous with the
+        # segment's end); None after a flush or a failure (a failed chunk never grows).
+        self.open: Chunk | None = None
         self.unsynced: list[Chunk] = []
+        self.dirty: list[Segment] = []  # segments written since their last fsync began
         self.drops: list[Segment] = []
         self.dir_dirty = False
         self.reserved = 0  # bytes promised to future records
         self.failed: OSError | None = None
-        self.sealed = 0  # pending chunks a failed write touched: never grown again
         self.records_written = 0
         self.bytes_appended = 0
         self.on_new_segment: Callable[[], bytes] | None = None
@@ -94,26 +98,28 @@ class WalWriter:
     # ---- placing records ---------------------------------------------------------------
 
     def append(self, record: bytes) -> int:
-        """Place one framed record; return the index of the segment that will hold it."""
+        """Place one framed record; return the index of the segment that will hold it.
+        Records placed between flushes grow one buffer per segment (`open`)."""
         seg = self.current
         size = len(record)
         if seg is None or seg.end + size > seg.capacity:
             seg = self._rotate(size)
-        self._put(seg, record)
+        chunk = self.open
+        if chunk is not None and chunk.segment is seg:
+            chunk.data += record
+        else:
+            self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+            self.pending.append(chunk)
+        seg.end += size
+        seg.records += 1
+        self.records_written += 1
+        self.bytes_appended += size
         return seg.index
 
     def _put(self, seg: Segment, record: bytes) -> None:
-        pending = self.pending
-        last = pending[-1] if pending else None
-        if (
-            last is not None
-            and last.segment is seg
-            and last.offset + len(last.data) == seg.end
-            and len(pending) > self.sealed
-        ):
-            last.data += record
-        else:
-            pending.append(Chunk(seg, seg.end, bytearray(record)))
+        """Place a segment's first record in a new pending chunk (the open one)."""
+        self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+        self.pending.append(chunk)
         seg.end += len(record)
         seg.records += 1
         self.records_written += 1
@@ -121,7 +127,11 @@ class WalWriter:
 
     def _rotate(self, size: int) -> Segment:
         need = HEADER_SIZE + SPARE_SLACK + size
-        seg = self.spares.pop(0) if self.spares else self._new_segment(need, allocate=False)
+        if self.spares:
+            seg = self.spares.pop(0)
+            self.spare_room -= _spare_room(seg)
+        else:
+            seg = self._new_segment(need, allocate=False)
         if seg.capacity < need:
             seg.capacity = need  # allocated (again) by the next flush
         self.current = seg
@@ -138,7 +148,8 @@ class WalWriter:
             self._materialize(seg)  # may raise OSError; then nothing changed
         self.next_index = index + 1
         self.segments[index] = seg
-        self.pending.append(Chunk(seg, 0, bytearray(encode_header(index))))
+        self.open = chunk = Chunk(seg, 0, bytearray(encode_header(index)))
+        self.pending.append(chunk)
         return seg
 
     def _materialize(self, seg: Segment) -> None:
@@ -162,7 +173,7 @@ class WalWriter:
     def available(self) -> int:
         cur = self.current
         free = 0 if cur is None else cur.capacity - cur.end
-        return free + sum(s.capacity - s.end - SPARE_SLACK for s in self.spares)
+        return free + self.spare_room
 
     def room(self, nbytes: int) -> bool:
         """Can `nbytes` more be recorded, keeping `reserved` intact? Preallocates spares."""
@@ -179,6 +190,7 @@ class WalWriter:
                 log.warning("WAL: cannot allocate a segment: %s", exc)
                 return False
             self.spares.append(seg)
+            self.spare_room += _spare_room(seg)
         return True
 
     def disk_bytes(self) -> int:
@@ -192,17 +204,23 @@ class WalWriter:
         makes the retry idempotent)."""
         io = self.io
         pending = self.pending
+        segments = self.segments
         done = 0
         try:
             for chunk in pending:
                 seg = chunk.segment
-                if seg.index not in self.segments:
+                if seg.index not in segments:
                     done += 1  # dropped meanwhile: nothing in it is needed any more
                     continue
                 if seg.allocated < seg.capacity:
                     self._materialize(seg)
-                self._write(io, chunk)
-                seg.dirty = True
+                data = chunk.data
+                written = io.pwrite(seg.fd, data, chunk.offset)  # the usual case: all of it
+                if written != len(data):
+                    self._write(io, chunk, written)
+                if not seg.dirty:
+                    seg.dirty = True
+                    self.dirty.append(seg)
                 done += 1
         except OSError as exc:
             if self.failed is None:
@@ -211,21 +229,23 @@ class WalWriter:
             if self.keep_unsynced:
                 self.unsynced.extend(pending[:done])
             del pending[:done]
-            # A failed write's traceback may still export a chunk's buffer.
-            self.sealed = len(pending)
+            self.open = None  # a failed write's traceback may still export a chunk's buffer
             return False
         if self.keep_unsynced:
             self.unsynced.extend(pending)
         pending.clear()
-        self.sealed = 0
+        self.open = None
         if self.failed is not None:
             log.warning("WAL writes work again")
             self.failed = None
         return True
 
     @staticmethod
-    def _write(io: FileIO, chunk: Chunk) -> None:
-        fd, offset, written = chunk.segment.fd, chunk.offset, 0
+    def _write(io: FileIO, chunk: Chunk, written: int) -> None:
+        """Finish a short write (`written` bytes of the chunk are on the file)."""
+        if written <= 0:
+            raise OSError(28, "write made no progress")
+        fd, offset = chunk.segment.fd, chunk.offset
         # `with` releases the view even when a failed write's traceback outlives us,
         # so the chunk can still grow afterwards.
         with memoryview(chunk.data) as view:
@@ -238,12 +258,11 @@ class WalWriter:
     # ---- syncing and dropping ----------------------------------------------------------
 
     def sync_needed(self) -> bool:
-        return bool(self.drops) or self.dir_dirty or any(s.dirty for s in self.segments.values())
+        return bool(self.drops) or self.dir_dirty or bool(self.dirty)
 
     def take_sync(self) -> SyncJob:
         """Everything written so far, as a job for the fsync thread."""
-        dirty = [s for s in self.segments.values() if s.dirty]
-        dirty.extend(s for s in self.drops if s.dirty)
+        dirty, self.dirty = self.dirty, []  # (dropped ones too: synced before unlinking)
         for seg in dirty:
             seg.dirty = False
         job = SyncJob(self.io, str(self.directory), dirty, self.dir_dirty, self.drops,
@@ -260,7 +279,7 @@ class WalWriter:
             log.error("WAL fsync failed (%s); mutating commands answer OUT_OF_MEMORY", exc)
         self.failed = exc
         self.pending[:0] = [c for c in job.rewrite if c.segment.index in self.segments]
-        self.sealed = len(self.pending)
+        self.open = None
         self.dir_dirty = self.dir_dirty or job.sync_dir
         self.drops[:0] = [s for s in job.drops if s.path.exists()]
 
@@ -279,3 +298,7 @@ class WalWriter:
             if seg.fd >= 0:
                 self.io.close(seg.fd)
                 seg.fd = -1
+
+
+def _spare_room(seg: Segment) -> int:
+    return seg.capacity - seg.end - SPARE_SLACK
