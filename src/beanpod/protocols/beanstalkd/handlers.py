@@ -34,7 +34,8 @@ class _Millis(dict[int, int]):
 
 
 MILLIS = _Millis()
-PUT, DELETE = w.PUT, w.DELETE  # module globals: one lookup on the hottest paths
+# Module globals: one lookup on the hottest paths.
+PUT, DELETE, RESERVE, RESERVE_WITH_TIMEOUT = w.PUT, w.DELETE, w.RESERVE, w.RESERVE_WITH_TIMEOUT
 
 
 def encode_outcome(outcome: ReserveOutcome) -> bytes:
@@ -43,7 +44,8 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
         return w.TIMED_OUT
     if outcome is DEADLINE_SOON:
         return w.DEADLINE_SOON
-    return w.reserved(outcome.id, outcome.body)
+    body = outcome.body
+    return b"RESERVED %d %d\r\n%s\r\n" % (outcome.id, len(body), body)  # w.reserved
 
 
 def _no_room(engine: Engine, nbytes: int = 0) -> bool:
@@ -109,7 +111,7 @@ def use(s: Context, cmd: tuple[Any, ...]) -> bytes:
 def reserve(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     """reserve\\r\\n"""
     d = s.dialect
-    d.cmd_counts[w.RESERVE] += 1
+    d.cmd_counts[RESERVE] += 1
     outcome = d.engine.reserve(s.conn, None, s.now, s.deliver)
     return None if outcome is None else encode_outcome(outcome)
 
@@ -117,7 +119,7 @@ def reserve(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
 def reserve_with_timeout(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     """reserve-with-timeout <seconds>\\r\\n"""
     d = s.dialect
-    d.cmd_counts[w.RESERVE_WITH_TIMEOUT] += 1
+    d.cmd_counts[RESERVE_WITH_TIMEOUT] += 1
     outcome = d.engine.reserve(s.conn, cmd[1] * 1000, s.now, s.deliver)
     return None if outcome is None else encode_outcome(outcome)
 
