@@ -42,6 +42,8 @@ WAL_MODES: dict[str, tuple[str, ...]] = {
     "_wal": ("-b", "{wal}"),
     "_walf0": ("-b", "{wal}", "-f", "0"),
 }
+#: ``beanpod serve --events DIR`` into the server's fresh data directory.
+EVENTS_FLAGS = ("--events", "{wal}")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,12 @@ def _all_cells() -> list[Cell]:
                 Cell("rt_d16_c8", "rt", 16, 8),
                 Cell("rss_1m", "rss"),
             ]
+    # The job event log on (issue 7): compare with put_d64_c4 / rd_d64_c4 of the same run
+    # (bench/events_overhead.py); beanstalkd has no --events, so its side is n/a.
+    cells += [
+        Cell("put_d64_c4_ev", "put", 64, 4, EVENTS_FLAGS),
+        Cell("rd_d64_c4_ev", "rd", 64, 4, EVENTS_FLAGS),
+    ]
     return cells
 
 

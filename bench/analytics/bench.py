@@ -131,6 +131,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/beanpod-bench"))
     parser.add_argument("--skip-duckdb", action="store_true")
     parser.add_argument("--warm", type=int, default=1, help="runs with closed days compacted")
+    parser.add_argument(
+        "--reuse-cache",
+        action="store_true",
+        help="keep an existing Parquet cache: warm runs only (no cold run)",
+    )
     args = parser.parse_args()
     from beanpod.analytics.pipeline import build_session
 
@@ -144,8 +149,10 @@ def main() -> None:
             generate(events, n)
             print(f"generated {n} events in {time.perf_counter() - started:.0f}s", flush=True)
         out = args.data / f"out-{n}"
-        shutil.rmtree(out, ignore_errors=True)
-        for run in range(1 + args.warm):  # the first run compacts closed days to Parquet
+        reuse = args.reuse_cache and (out / "spark" / "_events_parquet").exists()
+        if not reuse:
+            shutil.rmtree(out, ignore_errors=True)
+        for run in range(int(reuse), 1 + args.warm):  # run 0 compacts closed days to Parquet
             started = time.perf_counter()
             stages = run_spark(events, out / "spark", spark)
             wall = time.perf_counter() - started

@@ -23,9 +23,14 @@ def events_df(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     return spark.createDataFrame(data, schema)
 
 
+def timed_df(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    """Hand-built events with time columns (what ``failures`` and worker names read)."""
+    return transforms.with_time_columns(events_df(spark, rows))
+
+
 def enriched_df(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
     """Hand-built events with time columns and reservation wait/run."""
-    return transforms.with_reservation_times(transforms.with_time_columns(events_df(spark, rows)))
+    return transforms.with_reservation_times(timed_df(spark, rows))
 
 
 def ev(

@@ -115,10 +115,12 @@ def _compact(spark: SparkSession, stale: list[EventFile], cache: str) -> None:
     for f in stale:  # a file now without events must not keep an old partition
         fs, path = _filesystem(spark, _partition(cache, f))
         fs.delete(path, True)
-    names = spark.createDataFrame(
-        [(f.path, f.folder.split("=", 1)[1], _name(f)) for f in stale],
-        "path string, date string, file string",
-    )
+    rows = [  # JVM literals, not createDataFrame: no Python workers (read.file_ranks)
+        F.struct(F.lit(f.path).alias("path"), F.lit(f.folder.split("=", 1)[1]).alias("date"),
+                 F.lit(_name(f)).alias("file"))
+        for f in stale
+    ]  # fmt: skip
+    names = spark.range(1).select(F.inline(F.array(*rows)))
     keys = file_ranks(spark, stale).select("path", "key").join(names, "path")
     events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path").drop("path")
     (

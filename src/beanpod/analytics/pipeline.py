@@ -22,6 +22,12 @@ LOCAL_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+    # One machine: shuffle files stay in the page cache and the cached enriched frame fits
+    # in memory, so compressing either only costs CPU (the window stage: 96 s -> 62 s at
+    # 10 M events, docs/performance.md).
+    "spark.shuffle.compress": "false",
+    "spark.shuffle.spill.compress": "false",
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
 
@@ -92,36 +98,19 @@ def read_frame(
     return compact.read_events_cached(spark, files, cache_uri)
 
 
-def enrich(events: DataFrame, day_from: date | None, day_to: date | None) -> DataFrame:
-    """Events in the day range with time columns and reservation wait/run."""
-    in_range = transforms.filter_days(transforms.with_time_columns(events), day_from, day_to)
-    return transforms.with_reservation_times(in_range)
+def in_range(events: DataFrame, day_from: date | None, day_to: date | None) -> DataFrame:
+    """Events in the day range with time columns (what ``failures`` and worker names read)."""
+    return transforms.filter_days(transforms.with_time_columns(events), day_from, day_to)
 
 
-def enriched_events(
-    spark: SparkSession,
-    events_uri: str,
-    day_from: date | None,
-    day_to: date | None,
-    cache_uri: str | None = None,
-) -> DataFrame:
-    """Valid events in the day range with time columns and reservation wait/run.
-
-    With ``cache_uri``, log files are parsed once and kept as Parquet there.
-    """
-    return enrich(read_frame(spark, events_uri, day_from, day_to, cache_uri), day_from, day_to)
-
-
-def build_tables(enriched: DataFrame) -> dict[str, DataFrame]:
-    """Every output table from the enriched events (lazy)."""
-    durations = transforms.durations(enriched)
-    stats = transforms.duration_stats(durations)
+def build_tables(events: DataFrame, enriched: DataFrame) -> dict[str, DataFrame]:
+    """Every output table (lazy) from the in-range events and the enriched frame."""
     return {
-        "queue_daily": transforms.queue_daily(enriched, stats),
-        "histograms": transforms.histograms(durations),
-        "failures": transforms.failures(enriched),
+        "queue_daily": transforms.queue_daily(enriched),
+        "histograms": transforms.histograms(transforms.durations(enriched)),
+        "failures": transforms.failures(events),
         "throughput_hourly": transforms.throughput_hourly(enriched),
-        "workers": transforms.workers(enriched),
+        "workers": transforms.workers(enriched, events),
         "jobs": transforms.jobs(enriched),
     }
 
@@ -145,13 +134,15 @@ def run(
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
-        enriched = enriched_events(spark, events_uri, day_from, day_to, cache_uri)
+        read_events = read_frame(spark, events_uri, day_from, day_to, cache_uri)
+        events = in_range(read_events, day_from, day_to)
+        enriched = transforms.with_reservation_times(events)
         kept.append(enriched.persist(StorageLevel.MEMORY_AND_DISK))
     try:
         with stages.stage("reservations"):
             enriched.count()  # materialises the cache every table reads
         drawn: dict[str, DataFrame] = {}
-        for name, table in build_tables(enriched).items():
+        for name, table in build_tables(events, enriched).items():
             with stages.stage(name):
                 if name in report.DRAWN_TABLES:  # keep what the report draws: no re-read
                     table = drawn[name] = table.persist(StorageLevel.MEMORY_AND_DISK)

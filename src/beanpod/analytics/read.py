@@ -130,12 +130,17 @@ def file_key(f: EventFile) -> str:
 
 
 def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
-    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file."""
-    return spark.createDataFrame(
-        [(f.path, file_key(f), f.rank) for f in files],
-        StructType([StructField("path", StringType()), StructField("key", StringType()),
-                    StructField("file_rank", LongType())]),
-    )  # fmt: skip
+    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file.
+
+    Built from literals in the JVM: ``createDataFrame`` of a list (without pyarrow) is a
+    Python RDD, which starts Python workers in every query that joins it.
+    """
+    rows = [
+        F.struct(F.lit(f.path).alias("path"), F.lit(file_key(f)).alias("key"),
+                 F.lit(f.rank).cast("long").alias("file_rank"))
+        for f in files
+    ]  # fmt: skip
+    return spark.range(1).select(F.inline(F.array(*rows)))
 
 
 def with_file_rank(

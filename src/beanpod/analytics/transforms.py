@@ -1,7 +1,9 @@
 """Pure ``DataFrame -> DataFrame`` transforms from events to the contract's tables.
 
-Inputs are the rows of :func:`beanpod.analytics.read.read_events`. UTC days and hours are
-computed from ``ts`` arithmetically, never through the session time zone.
+Inputs are the rows of :func:`beanpod.analytics.read.read_events` with time columns
+(:func:`with_time_columns`) and, for most tables, the narrow per-job window over them
+(:func:`with_reservation_times`). UTC days and hours are computed from ``ts``
+arithmetically, never through the session time zone.
 """
 
 from __future__ import annotations
@@ -43,10 +45,16 @@ DAILY_COUNTERS = {
     "evictions": EVICT,
 }
 
-#: Columns of the enriched event frame (:func:`with_reservation_times`).
+#: What the per-job window reads. Narrow on purpose: it shuffles and sorts every event by
+#: job, and each extra column (worker names, fail messages) costs there and in the cache.
+WINDOW_INPUT = (
+    "job", "ts", "file_rank", "line_id", "event", "state", "delay_ms", "queue", "conn", "day",
+)  # fmt: skip
+#: Columns of the enriched frame (:func:`with_reservation_times`): what the tables other
+#: than ``failures`` and the worker names need, one row per event.
 ENRICHED_COLUMNS = (
-    "ts", "day", "hour", "event", "job", "queue", "conn", "worker", "group", "message",
-    "file_rank", "line_id", "pos", "is_done", "wait_ms", "run_ms", "run_queue", "run_conn",
+    "job", "ts", "day", "event", "queue", "conn", "pos", "is_done",
+    "wait_ms", "run_ms", "run_queue", "run_conn",
 )  # fmt: skip
 
 
@@ -91,7 +99,7 @@ def with_reservation_times(events: DataFrame) -> DataFrame:
     One window per job, ordered by log order, computes for every row the job's latest
     ready time, latest reserve and latest earlier end; a reserve's ``wait_ms`` and an
     end's ``run_ms`` (with the reserve's ``run_queue`` and ``run_conn``) follow from them.
-    Needs ``day`` and ``hour``; returns :data:`ENRICHED_COLUMNS`.
+    Needs ``day``; reads only :data:`WINDOW_INPUT` and returns :data:`ENRICHED_COLUMNS`.
     """
     ev, ts = F.col("event"), F.col("ts")
     reserve = ev == RESERVE
@@ -106,7 +114,7 @@ def with_reservation_times(events: DataFrame) -> DataFrame:
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     before = order.rowsBetween(Window.unboundedPreceding, -1)
     walked = events.select(
-        "*",
+        *WINDOW_INPUT,
         F.last(ready_at, ignorenulls=True).over(upto).alias("_ready"),
         F.last(F.when(reserve, reservation), ignorenulls=True).over(upto).alias("_res"),
         F.last(F.when(ends, log_order()), ignorenulls=True).over(before).alias("_prev_end"),
@@ -117,8 +125,7 @@ def with_reservation_times(events: DataFrame) -> DataFrame:
         ends & res.isNotNull() & (F.col("_prev_end").isNull() | (F.col("_prev_end") < res["key"]))
     )
     return walked.select(
-        *(c for c in ENRICHED_COLUMNS[:12]),
-        "pos",
+        *ENRICHED_COLUMNS[:7],  # job ... pos
         is_done(ev, F.col("state")).alias("is_done"),
         F.when(
             reserve & F.col("_ready").isNotNull(), F.greatest(F.lit(0), ts - F.col("_ready"))
@@ -141,38 +148,47 @@ def durations(enriched: DataFrame) -> DataFrame:
     return waits.unionByName(runs)
 
 
-def duration_stats(durations_df: DataFrame) -> DataFrame:
-    """Count, mean, sample std (0 when count <= 1) and exact percentiles per queue/day/kind."""
-    ms = F.col("ms")
-    stats = durations_df.groupBy("queue", "day", "kind").agg(
-        F.count(ms).alias("count"),
-        F.avg(ms).alias("mean_ms"),
-        F.stddev_samp(ms).alias("std_ms"),
-        F.percentile(ms, list(PERCENTILES)).alias("p"),
+def duration_stats(enriched: DataFrame) -> DataFrame:
+    """Wait and run statistics side by side per queue and UTC day, in one aggregation.
+
+    Count, mean, sample std (0 when count is 1) and exact percentiles; null when empty.
+    """
+    none = F.lit(None).cast("long")
+    waits = enriched.where(F.col("wait_ms").isNotNull()).select(
+        "queue", "day", "wait_ms", none.alias("run_ms")
     )
-    std = F.when(F.col("count") <= 1, F.lit(0.0)).otherwise(F.col("std_ms"))
-    return stats.select(
-        "queue", "day", "kind", "count", "mean_ms", std.alias("std_ms"),
-        *(F.col("p")[i].alias(f"p{round(q * 100)}_ms") for i, q in enumerate(PERCENTILES)),
-    )  # fmt: skip
-
-
-def _stats_columns(stats: DataFrame, kind: str) -> DataFrame:
-    names = ("count", "mean_ms", "std_ms", "p50_ms", "p95_ms", "p99_ms")
-    return stats.where(F.col("kind") == kind).select(
-        "queue", "day", *(F.col(n).alias(f"{kind}_{n}") for n in names)
+    runs = enriched.where(F.col("run_ms").isNotNull()).select(
+        F.col("run_queue").alias("queue"), "day", none.alias("wait_ms"), "run_ms"
     )
+    aggregates = []
+    for kind in ("wait", "run"):
+        ms = F.col(f"{kind}_ms")
+        aggregates += [
+            F.count(ms).alias(f"{kind}_count"),
+            F.avg(ms).alias(f"{kind}_mean_ms"),
+            F.stddev_samp(ms).alias(f"{kind}_std"),
+            F.percentile(ms, list(PERCENTILES)).alias(f"{kind}_p"),
+        ]
+    stats = waits.unionByName(runs).groupBy("queue", "day").agg(*aggregates)
+    columns: list[Column] = []
+    for kind in ("wait", "run"):
+        count, std = F.col(f"{kind}_count"), F.col(f"{kind}_std")
+        columns += [
+            count, F.col(f"{kind}_mean_ms"),
+            F.when(count == 1, F.lit(0.0)).otherwise(std).alias(f"{kind}_std_ms"),
+            *(F.col(f"{kind}_p")[i].alias(f"{kind}_p{round(q * 100)}_ms")
+              for i, q in enumerate(PERCENTILES)),
+        ]  # fmt: skip
+    return stats.select("queue", "day", *columns)
 
 
-def queue_daily(enriched: DataFrame, stats: DataFrame) -> DataFrame:
+def queue_daily(enriched: DataFrame) -> DataFrame:
     """One row per queue and UTC day with any event: counters and wait/run statistics."""
     ev = F.col("event")
     counters = enriched.groupBy("queue", "day").agg(
         *(F.count_if(ev == name).alias(column) for column, name in DAILY_COUNTERS.items())
     )
-    daily = counters.join(_stats_columns(stats, "wait"), ["queue", "day"], "left").join(
-        _stats_columns(stats, "run"), ["queue", "day"], "left"
-    )
+    daily = counters.join(duration_stats(enriched), ["queue", "day"], "left")
     return daily.fillna(0, subset=["wait_count", "run_count"]).select(
         "queue", "day", *DAILY_COUNTERS,
         *(f"{kind}_{n}" for kind in ("wait", "run")
@@ -203,9 +219,12 @@ def histograms(durations_df: DataFrame) -> DataFrame:
     return counted.select("queue", "day", "kind", "bucket", "count")
 
 
-def failures(enriched: DataFrame) -> DataFrame:
-    """Fails per queue, day and group, with the message of the group's last fail that day."""
-    fails = enriched.where(F.col("event") == FAIL)
+def failures(events: DataFrame) -> DataFrame:
+    """Fails per queue, day and group, with the message of the group's last fail that day.
+
+    Reads the log's rows with ``day`` (not the enriched frame, which has no messages).
+    """
+    fails = events.where(F.col("event") == FAIL)
     grouped = fails.groupBy(
         "queue", "day", F.coalesce(F.col("group"), F.lit(NO_GROUP)).alias("group")
     ).agg(
@@ -218,7 +237,7 @@ def failures(enriched: DataFrame) -> DataFrame:
 def throughput_hourly(enriched: DataFrame) -> DataFrame:
     """Puts, reserves and done events per queue and UTC hour with any event."""
     ev = F.col("event")
-    hourly = enriched.groupBy("queue", "hour").agg(
+    hourly = enriched.groupBy("queue", utc_hour(F.col("ts")).alias("hour")).agg(
         F.count_if(ev == PUT).alias("put"),
         F.count_if(ev == RESERVE).alias("reserves"),
         F.count_if(F.col("is_done")).alias("done"),
@@ -226,8 +245,11 @@ def throughput_hourly(enriched: DataFrame) -> DataFrame:
     return hourly.select("queue", "hour", "put", "reserves", "done")
 
 
-def workers(enriched: DataFrame) -> DataFrame:
-    """Per connection and UTC day: reserves, done events and busy time of its reservations."""
+def workers(enriched: DataFrame, events: DataFrame) -> DataFrame:
+    """Per connection and UTC day: reserves, done events and busy time of its reservations.
+
+    Worker names come from ``events`` (the log's rows, which keep ``worker``).
+    """
     own = enriched.where(F.col("conn").isNotNull()).select(
         "conn", "day",
         (F.col("event") == RESERVE).cast("long").alias("r"),
@@ -250,7 +272,7 @@ def workers(enriched: DataFrame) -> DataFrame:
         .where((F.col("reserves") > 0) | (F.col("done") > 0) | (F.col("runs") > 0))
     )
     names = (
-        enriched.where(
+        events.where(
             (F.col("event") == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull()
         )
         .groupBy("conn")

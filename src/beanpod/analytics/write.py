@@ -22,8 +22,8 @@ def table_uri(out_uri: str, table: str) -> str:
 
 def write_table(df: DataFrame, out_uri: str, table: str, partitions: int | None = None) -> None:
     """Overwrite ``OUT/<table>`` with ``df`` as Parquet (``partitions``: files to write)."""
-    if partitions is not None:
-        df = df.coalesce(partitions)
+    if partitions is not None:  # repartition, not coalesce: that would run the last
+        df = df.repartition(partitions)  # aggregation stage in ``partitions`` tasks
     writer = df.write.mode("overwrite")
     partition_by = TABLES.get(table)
     if partition_by is not None:

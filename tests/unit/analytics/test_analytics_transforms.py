@@ -8,7 +8,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from analytics_support.frames import DAY_MS, T0, enriched_df, ev, events_df
+from analytics_support.frames import DAY_MS, T0, enriched_df, ev, events_df, timed_df
 from beanpod.analytics import transforms
 
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
@@ -70,9 +70,7 @@ def test_qless_wait_statistics(spark: SparkSession) -> None:
     """qless's check: waits of 0..19 s have mean 9500 ms and sample std 5916.0797 ms."""
     rows = [ev(T0, "put", job) for job in range(20)]
     rows += [ev(T0 + job * 1_000, "reserve", job, conn=7) for job in range(20)]
-    enriched = enriched_df(spark, rows)
-    stats = transforms.duration_stats(transforms.durations(enriched))
-    actual = transforms.queue_daily(enriched, stats).select(
+    actual = transforms.queue_daily(enriched_df(spark, rows)).select(
         "queue", "day", "put", "reserves", "wait_count", "wait_mean_ms", "wait_std_ms",
         "wait_p50_ms", "wait_p95_ms", "wait_p99_ms", "run_count", "run_mean_ms", "run_std_ms",
     )  # fmt: skip
@@ -92,9 +90,7 @@ def test_queue_daily_counters_days_and_single_value_std(spark: SparkSession) -> 
         ev(T0 + DAY_MS + 2_000, "pause", None, conn=9, delay_ms=10),
         ev(T0 + DAY_MS + 3_000, "evict", 2, conn=None),
     ]
-    enriched = enriched_df(spark, rows)
-    stats = transforms.duration_stats(transforms.durations(enriched))
-    actual = transforms.queue_daily(enriched, stats)
+    actual = transforms.queue_daily(enriched_df(spark, rows))
     expected = spark.createDataFrame(
         [
             ("q", D1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -131,7 +127,7 @@ def test_failures_group_none_and_last_message(spark: SparkSession) -> None:
         ev(T0 + 3, "fail", 4, group=None, message="y"),
         ev(T0 + DAY_MS, "fail", 5, group="oom", message="next day"),
     ]
-    actual = transforms.failures(enriched_df(spark, rows))
+    actual = transforms.failures(timed_df(spark, rows))
     expected = spark.createDataFrame(
         [("q", D1, "oom", 2, None), ("q", D1, "(none)", 2, "y"), ("q", D2, "oom", 1, "next day")],
         actual.schema,
@@ -167,7 +163,7 @@ def test_workers_busy_time_goes_to_the_reserver(spark: SparkSession) -> None:
         ev(T0 + DAY_MS, "delete", 1, conn=6, state="reserved"),  # another conn deletes it
         ev(T0 + DAY_MS, "reserve", 2, conn=5, worker="new-name"),
     ]
-    actual = transforms.workers(enriched_df(spark, rows))
+    actual = transforms.workers(enriched_df(spark, rows), timed_df(spark, rows))
     expected = spark.createDataFrame(
         [
             (5, "new-name", D1, 2, 0, 1_000),
