@@ -97,8 +97,10 @@ def with_reservation_times(events: DataFrame) -> DataFrame:
     """Add wait (on reserve rows) and run (on the row ending a reservation) in one pass.
 
     One window per job, ordered by log order, computes for every row the job's latest
-    ready time, latest reserve and latest earlier end; a reserve's ``wait_ms`` and an
-    end's ``run_ms`` (with the reserve's ``run_queue`` and ``run_conn``) follow from them.
+    ready time, the ts, queue and conn of its latest reserve, and whether the latest
+    reserve-or-end before the row is a reserve (then an end row is the reservation's
+    first end); a reserve's ``wait_ms`` and an end's ``run_ms`` (with the reserve's
+    ``run_queue`` and ``run_conn``) follow from them.
     Needs ``day``; reads only :data:`WINDOW_INPUT` and returns :data:`ENRICHED_COLUMNS`.
     """
     ev, ts = F.col("event"), F.col("ts")
@@ -108,31 +110,37 @@ def with_reservation_times(events: DataFrame) -> DataFrame:
     )
     ready_at = F.when(ev.isin(PUT, RELEASE), ts + F.coalesce(F.col("delay_ms"), F.lit(0)))
     ready_at = ready_at.when(ev.isin(KICK, TIMEOUT), ts)
-    reservation = F.struct(log_order().alias("key"), "queue", "conn")
 
     order = Window.partitionBy("job").orderBy("ts", "file_rank", "line_id")
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     before = order.rowsBetween(Window.unboundedPreceding, -1)
+
+    def last_reserve(column: str) -> Column:
+        return F.last(F.when(reserve, F.col(column)), ignorenulls=True).over(upto)
+
+    # Scalars, not structs of log-order keys: Spark computes each window function's input
+    # before the shuffle, so these are what is shuffled and sorted (narrower rows).
     walked = events.select(
         *WINDOW_INPUT,
         F.last(ready_at, ignorenulls=True).over(upto).alias("_ready"),
-        F.last(F.when(reserve, reservation), ignorenulls=True).over(upto).alias("_res"),
-        F.last(F.when(ends, log_order()), ignorenulls=True).over(before).alias("_prev_end"),
+        last_reserve("ts").alias("_res_ts"),
+        last_reserve("queue").alias("_res_queue"),
+        last_reserve("conn").alias("_res_conn"),
+        F.last(F.when(reserve, F.lit(True)).when(ends, F.lit(False)), ignorenulls=True)
+        .over(before)
+        .alias("_open"),
         F.row_number().over(order).alias("pos"),
     )
-    res = F.col("_res")
-    first_end = (
-        ends & res.isNotNull() & (F.col("_prev_end").isNull() | (F.col("_prev_end") < res["key"]))
-    )
+    first_end = ends & F.coalesce(F.col("_open"), F.lit(False))
     return walked.select(
         *ENRICHED_COLUMNS[:7],  # job ... pos
         is_done(ev, F.col("state")).alias("is_done"),
         F.when(
             reserve & F.col("_ready").isNotNull(), F.greatest(F.lit(0), ts - F.col("_ready"))
         ).alias("wait_ms"),
-        F.when(first_end, ts - res["key"]["ts"]).alias("run_ms"),
-        F.when(first_end, res["queue"]).alias("run_queue"),
-        F.when(first_end, res["conn"]).alias("run_conn"),
+        F.when(first_end, ts - F.col("_res_ts")).alias("run_ms"),
+        F.when(first_end, F.col("_res_queue")).alias("run_queue"),
+        F.when(first_end, F.col("_res_conn")).alias("run_conn"),
     )
 
 
