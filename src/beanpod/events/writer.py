@@ -93,6 +93,11 @@ class EventWriter:
         self._queue_json: dict[str, str] = {}
         self._put_tails: dict[tuple[str, int | None, int, int, int, int], str] = {}
         self._tails: dict[tuple[object, ...], str] = {}  # reserve and delete line tails
+        # The line heads of the hot events for the latest timestamp: events of one loop
+        # turn share their `ts`, so its digits are formatted once per turn, not per event.
+        self._put_head: tuple[int, str] = (-1, "")
+        self._reserve_head: tuple[int, str] = (-1, "")
+        self._delete_head: tuple[int, str] = (-1, "")
         self._seq, self._last_name_ts = self._scan_existing()
 
     def _scan_existing(self) -> tuple[int, int]:
@@ -164,8 +169,11 @@ class EventWriter:
                 if len(self._put_tails) >= _TAIL_CACHE_MAX:
                     self._put_tails.clear()
                 self._put_tails[key] = tail
+        head = self._put_head
+        if head[0] != ts:
+            head = self._put_head = (ts, f'{{"v":1,"ts":{ts},"event":"put","job":')
         self._stamps.append(ts)
-        self._lines.append(f'{{"v":1,"ts":{ts},"event":"put","job":{job},{tail}')
+        self._lines.append(f"{head[1]}{job},{tail}")
 
     def emit_reserve(
         self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
@@ -180,8 +188,11 @@ class EventWriter:
                 f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
                 f'"worker":{"null" if worker is None else _encode(worker)}}}\n',
             )
+        head = self._reserve_head
+        if head[0] != ts:
+            head = self._reserve_head = (ts, f'{{"v":1,"ts":{ts},"event":"reserve","job":')
         self._stamps.append(ts)
-        self._lines.append(f'{{"v":1,"ts":{ts},"event":"reserve","job":{job},{tail}')
+        self._lines.append(f"{head[1]}{job},{tail}")
 
     def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None:
         """Buffer a ``delete`` event (``state``: the state it was deleted from)."""
@@ -195,8 +206,11 @@ class EventWriter:
                 f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
                 f'"state":{state_json}}}\n',
             )
+        head = self._delete_head
+        if head[0] != ts:
+            head = self._delete_head = (ts, f'{{"v":1,"ts":{ts},"event":"delete","job":')
         self._stamps.append(ts)
-        self._lines.append(f'{{"v":1,"ts":{ts},"event":"delete","job":{job},{tail}')
+        self._lines.append(f"{head[1]}{job},{tail}")
 
     def _keep_tail(self, key: tuple[object, ...], tail: str) -> str:
         """Remember a reserve/delete line tail (bounded: cleared when full)."""

@@ -135,3 +135,22 @@ def test_reader_skips_a_torn_last_line(tmp_path: Path) -> None:
         + b'{"v":1,"ts":1735689600002,"event":"evict","job":3,"queue":"q","conn":null}'
     )
     assert [e["job"] for e in read_log(tmp_path)] == [1, 2, 3]
+
+
+def test_hot_emitters_write_the_same_bytes_as_the_generic_path(tmp_path: Path) -> None:
+    """put/reserve/delete lines are hand-built with cached heads (per timestamp) and
+    tails; they must equal `emit`'s lines byte for byte, also when `ts` changes back."""
+    stamps = [T0, T0, T0 + 1, T0 + 1, T0, T0 + 2]
+    with EventWriter(tmp_path / "hot") as hot, EventWriter(tmp_path / "generic") as generic:
+        for job, ts in enumerate(stamps, start=1):
+            hot.emit_put(ts, job, "q", job % 2 or None, 7, 0, 1_000, 3)
+            generic.emit(ts, "put", job, "q", job % 2 or None, pri=7, delay_ms=0,
+                         ttr_ms=1_000, bytes=3, uuid=None)  # fmt: skip
+            hot.emit_reserve(ts, job, "q", 2, worker=None if job % 3 else "w")
+            generic.emit(ts, "reserve", job, "q", 2, worker=None if job % 3 else "w")
+            hot.emit_delete(ts, job, "q", 2, state="reserved")
+            generic.emit(ts, "delete", job, "q", 2, state="reserved")
+    text = {d: "".join(p.read_text() for p in sorted((tmp_path / d).glob("date=*/*.jsonl")))
+            for d in ("hot", "generic")}  # fmt: skip
+    assert text["hot"].count("\n") == 3 * len(stamps)
+    assert text["hot"] == text["generic"]
