@@ -208,10 +208,11 @@ class Engine:
 
     # ---- state changes (the only places that move a job between states) ----------------
 
-    def _make_ready(self, job: Job, now: int) -> None:
+    def _make_ready(self, job: Job, now: int, order: int = 0) -> None:
+        """`order`: rank within the priority band (0: the id; qless passes its own)."""
         tube = job.tube
         job.state = READY
-        tube.ready.push(ready_key(job.pri, job.id), job)
+        tube.ready.push(ready_key(job.pri, job.id, order), job)
         counts = self.counts
         counts.ready += 1
         if job.pri < URGENT_PRIORITY:
@@ -308,15 +309,14 @@ class Engine:
 
     def _best_in(self, tubes: list[Tube]) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused `tubes`."""
-        best: Tube | None = None
-        best_key = 0
+        best: tuple[int, Job] | None = None
         for tube in tubes:
             if tube.pause_ms or not tube.ready:
                 continue
-            key = tube.ready.peek_key()
-            if key is not None and (best is None or key < best_key):
-                best, best_key = tube, key
-        return None if best is None else best.ready.peek()
+            top = tube.ready.top()
+            if top is not None and (best is None or top[0] < best[0]):
+                best = top
+        return None if best is None else best[1]
 
     def _deadline_soon(self, conn: Conn, now: int) -> bool:
         soonest = conn.soonest

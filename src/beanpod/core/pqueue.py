@@ -75,20 +75,22 @@ class LazyHeap:
             if item is not None:
                 yield key, item
 
-    def peek_key(self) -> int | None:
-        """The smallest live key, or None (to compare the tops of several heaps)."""
+    def top(self) -> tuple[int, Any] | None:
+        """The smallest live (key, item), or None (to compare the tops of several heaps)."""
         heap = self._heap
+        items = self._items
         while heap:
             key = heap[0]
-            if self._item(key) is not None:
-                return key
+            item = items.get(key & ID_MASK)
+            if item is not None and item.entry is key:
+                return key, item
             heappop(heap)
         return None
 
     def peek(self) -> Any:
         """The item with the smallest key, or None."""
-        key = self.peek_key()
-        return None if key is None else self._item(key)
+        top = self.top()
+        return None if top is None else top[1]
 
     def pop(self) -> Any:
         """Remove and return the item with the smallest key, or None."""
@@ -106,8 +108,8 @@ class LazyHeap:
     def first(self, count: int) -> list[Any]:
         """The `count` items with the smallest keys, in order, left in place."""
         taken: list[tuple[int, Any]] = []
-        while len(taken) < count and (item := self.peek()) is not None:
-            taken.append((item.entry, item))
+        while len(taken) < count and (top := self.top()) is not None:
+            taken.append(top)
             self.pop()
         for key, item in taken:
             self.push(key, item)

@@ -6,7 +6,7 @@ id as the key (beanstalkd's order, untouched); a qless job that becomes waiting 
 (re-put, retry, complete-with-next, unfail, dependency unlock, scheduled time reached)
 gets a fresh key from the engine's id sequence (`ext.order`), so it ranks after every job
 already waiting and before every job put later, for qless pop and beanstalkd reserve
-alike. `make_waiting` is the one place that builds a qless ready key (`ready_key`).
+alike. `make_waiting` is the one place that hands a qless order to the engine.
 
 Engine placement (ready/delayed heaps, buried list, reservations) is done with the
 engine's own primitives; the qless-only sets (stalled locks, depends, failure groups,
@@ -20,8 +20,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.pqueue import ready_key
 from beanpod.core.qless import throttles
+from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.store import LOCK_DUE, SCHED_DUE
 from beanpod.core.workq_ext import PRI_PIVOT
@@ -42,6 +42,16 @@ def ext_of(job: Job) -> QlessExt:
     ext = qext(job)
     assert ext is not None, job
     return ext
+
+
+def adopt_required(q: Qless, fn: str, jid: str) -> tuple[Job, QlessExt]:
+    """The job `jid` for qless function `fn`, adopted if beanstalkd put it; a clear
+    error if it does not exist or another dialect owns it."""
+    job = q.require(fn, jid)
+    ext = adopt(q, job)
+    if ext is None:
+        raise QlessError(f"{fn}(): Job {jid} belongs to another dialect")
+    return job, ext
 
 
 def adopt(q: Qless, job: Job) -> QlessExt | None:
@@ -172,13 +182,8 @@ def to_waiting(q: Qless, job: Job, now: int) -> None:
 
 def make_waiting(q: Qless, job: Job, now: int) -> None:
     """Make a detached job ready, keyed by its `ext.order` (its id when 0)."""
-    q.engine._make_ready(job, now)
     ext = qext(job)
-    if ext is None or not ext.order or job.state is not JobState.READY:
-        return  # keyed by id already, or handed to a waiting beanstalkd reserver
-    ready = job.tube.ready
-    ready.discard(job)
-    ready.push(ready_key(job.pri, job.id, ext.order), job)
+    q.engine._make_ready(job, now, 0 if ext is None else ext.order)
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:

@@ -151,10 +151,7 @@ def ttr_for(q: Qless, queue: str) -> int:
 def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     """priority(jid, p): change a job's priority; a waiting job is re-ranked."""
     q.at(now)
-    job = q.require("Priority", jid)
-    ext = moves.adopt(q, job)
-    if ext is None:
-        raise QlessError(f"Priority(): Job {jid} belongs to another dialect")
+    job, ext = moves.adopt_required(q, "Priority", jid)
     ext.priority = priority
     if job.state is JobState.READY:  # re-ranked; keeps its place among equals
         q.engine._take_out(job)

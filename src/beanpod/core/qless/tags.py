@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job
 from beanpod.core.qless import moves
-from beanpod.core.qless.errors import QlessError
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -36,10 +35,7 @@ def set_tags(q: Qless, job: Job, tags: list[str]) -> None:
 
 def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
-    job = q.require("Tag", jid)
-    ext = moves.adopt(q, job)
-    if ext is None:
-        raise QlessError(f"Tag(): Job {jid} belongs to another dialect")
+    job, ext = moves.adopt_required(q, "Tag", jid)
     set_tags(q, job, [*ext.tags, *tags])
     q.save(job)
     return list(ext.tags)
@@ -47,10 +43,7 @@ def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
 
 def remove(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
-    job = q.require("Tag", jid)
-    ext = moves.adopt(q, job)
-    if ext is None:
-        raise QlessError(f"Tag(): Job {jid} belongs to another dialect")
+    job, ext = moves.adopt_required(q, "Tag", jid)
     drop = set(tags)
     set_tags(q, job, [t for t in ext.tags if t not in drop])
     q.save(job)

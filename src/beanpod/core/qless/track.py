@@ -13,10 +13,7 @@ if TYPE_CHECKING:
 
 def track(q: Qless, now: int, command: str, jid: str) -> bool:
     q.at(now)
-    job = q.require("Track", jid)
-    ext = moves.adopt(q, job)
-    if ext is None:
-        raise QlessError(f"Track(): Job {jid} belongs to another dialect")
+    job, ext = moves.adopt_required(q, "Track", jid)
     if command == "track":
         ext.tracked = True
         q.tracked[ext.jid] = None
