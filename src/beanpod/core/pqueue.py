@@ -1,20 +1,30 @@
-"""A binary heap of integer keys with O(1) removal by lazy deletion.
+"""A priority queue of integer keys with O(1) removal by lazy deletion.
 
-Each key packs the item's rank above its id, which sits in the low 64 bits, so the heap
+Each key packs the item's rank above its id, which sits in the low 64 bits, so the queue
 holds plain ints: cheaper to compare than tuples, and 16 bytes smaller per job than a
 `(pri, id, job)` entry (an int is not tracked by the garbage collector either). The
-item is found again through the id → item map the heap is given.
+item is found again through the id → item map the queue is given.
+
+Keys live in two places: a *run*, a deque of keys in non-decreasing order, and a binary
+heap for the rest. A key no smaller than the run's last one is appended to the run;
+only one that would break its order goes to the heap. The smallest key is the smaller
+of the two fronts. Queues usually fill in key order (jobs of one priority get rising
+ids; delayed jobs of one delay get rising due times), so most keys never enter the heap:
+push and pop are O(1) and touch only the run's ends, where a heap pop of a backlog of
+500k jobs walks 19 levels of scattered ints (about 0.8 µs, mostly cache misses).
 
 A key is live only while `item.entry is key`. Removing an item clears `item.entry` and
-leaves the dead key in the heap until it reaches the top or the heap is rebuilt. Keys
+leaves the dead key in place until it reaches a front or the queue is rebuilt. Keys
 are always at least 2**64, so each is a freshly allocated int (never one of CPython's
 shared small ints) and identity tells a live key from an equal dead one.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from heapq import heapify, heappop, heappush
+from itertools import chain
 from typing import Any
 
 ID_BITS = 64
@@ -36,56 +46,76 @@ def delayed_key(due: int, job_id: int) -> int:
 
 
 class LazyHeap:
-    __slots__ = ("_heap", "_items", "_live")
+    __slots__ = ("_heap", "_items", "_live", "_run")
 
     def __init__(self, items: Mapping[int, Any]) -> None:
-        self._heap: list[int] = []
+        self._run: deque[int] = deque()  # keys in non-decreasing order
+        self._heap: list[int] = []  # keys that arrived out of order
         self._items = items  # id -> item, to find an item from its key
         self._live = 0
 
     def __len__(self) -> int:
         return self._live
 
+    @property
+    def stored(self) -> int:
+        """Keys held, live and dead (how much lazy deletion has left behind)."""
+        return len(self._run) + len(self._heap)
+
     def push(self, key: int, item: Any) -> None:
         """Add `item` under `key` (built by ready_key or delayed_key)."""
         item.entry = key
-        heappush(self._heap, key)
+        run = self._run
+        if not run or key >= run[-1]:
+            run.append(key)
+        else:
+            heappush(self._heap, key)
         self._live += 1
 
     def discard(self, item: Any) -> None:
-        """Forget `item`'s live key (it stays in the heap, dead)."""
+        """Forget `item`'s live key (it stays queued, dead)."""
         item.entry = None
         live = self._live = self._live - 1
-        heap = self._heap
         if not live:
-            heap.clear()
-        elif len(heap) > 2 * live + 64:
-            heap[:] = [key for key, _ in self.live_items()]
-            heapify(heap)
+            self._run.clear()
+            self._heap.clear()
+        elif len(self._run) + len(self._heap) > 2 * live + 64:
+            self._rebuild()
 
-    def _item(self, key: int) -> Any:
-        """The item `key` is live for, or None if the key is dead."""
-        item = self._items.get(key & ID_MASK)
-        return item if item is not None and item.entry is key else None
+    def _rebuild(self) -> None:
+        """Drop every dead key (the run stays in order, the heap is heapified again)."""
+        items = self._items
+        self._run = deque(key for key in self._run if _is_live(items, key))
+        heap = [key for key in self._heap if _is_live(items, key)]
+        heapify(heap)
+        self._heap = heap
 
     def live_items(self) -> Iterator[tuple[int, Any]]:
         """Every live (key, item), in no particular order (listings, not per-job paths)."""
-        for key in self._heap:
-            item = self._item(key)
-            if item is not None:
+        items = self._items
+        for key in chain(self._run, self._heap):
+            item = items.get(key & ID_MASK)
+            if item is not None and item.entry is key:
                 yield key, item
 
     def top(self) -> tuple[int, Any] | None:
-        """The smallest live (key, item), or None (to compare the tops of several heaps)."""
-        heap = self._heap
-        items = self._items
-        while heap:
-            key = heap[0]
-            item = items.get(key & ID_MASK)
-            if item is not None and item.entry is key:
-                return key, item
-            heappop(heap)
-        return None
+        """The smallest live (key, item), or None (to compare the tops of several queues)."""
+        run, heap, items = self._run, self._heap, self._items
+        while True:
+            if run and (not heap or run[0] <= heap[0]):
+                key = run[0]
+                item = items.get(key & ID_MASK)
+                if item is not None and item.entry is key:
+                    return key, item
+                run.popleft()
+            elif heap:
+                key = heap[0]
+                item = items.get(key & ID_MASK)
+                if item is not None and item.entry is key:
+                    return key, item
+                heappop(heap)
+            else:
+                return None
 
     def peek(self) -> Any:
         """The item with the smallest key, or None."""
@@ -94,16 +124,19 @@ class LazyHeap:
 
     def pop(self) -> Any:
         """Remove and return the item with the smallest key, or None."""
-        heap = self._heap
-        items = self._items
-        while heap:
-            key = heappop(heap)
+        run, heap, items = self._run, self._heap, self._items
+        while True:
+            if run and (not heap or run[0] <= heap[0]):
+                key = run.popleft()
+            elif heap:
+                key = heappop(heap)
+            else:
+                return None
             item = items.get(key & ID_MASK)
             if item is not None and item.entry is key:
                 item.entry = None
                 self._live -= 1
                 return item
-        return None
 
     def first(self, count: int) -> list[Any]:
         """The `count` items with the smallest keys, in order, left in place."""
@@ -111,13 +144,21 @@ class LazyHeap:
         while len(taken) < count and (top := self.top()) is not None:
             taken.append(top)
             self.pop()
-        for key, item in taken:
-            self.push(key, item)
+        run = self._run
+        for key, item in reversed(taken):  # back in front: no key left is smaller
+            item.entry = key
+            run.appendleft(key)
+        self._live += len(taken)
         return [item for _, item in taken]
 
     def in_order(self) -> list[Any]:
         """Every live item, smallest key first (listings)."""
         return [item for _, item in sorted(self.live_items(), key=_by_key)]
+
+
+def _is_live(items: Mapping[int, Any], key: int) -> bool:
+    item = items.get(key & ID_MASK)
+    return item is not None and item.entry is key
 
 
 def _by_key(pair: tuple[int, Any]) -> int:

@@ -62,23 +62,27 @@ class BeanstalkdSession(BatchSession):
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
         out: list[bytes] = []
-        next_command = self.parser.next_command
+        append = out.append
+        parser = self.parser
         handlers = HANDLERS
-        close = False
-        while (cmd := next_command()) is not None:
-            try:
-                reply = handlers[cmd[0]](self, cmd)
-            except Exception:  # a bug must cost one reply, never the server or the connection
-                log.exception("conn %d: internal error on %r", self.conn.id, cmd[0])
-                reply = wire.INTERNAL_ERROR
-            if reply is None:
-                if not self.eof:
-                    self.parked = True
+        close = stop = False
+        while not stop and (batch := parser.take()):
+            commands = iter(batch)
+            for cmd in commands:
+                try:
+                    reply = handlers[cmd[0]](self, cmd)
+                except Exception:  # a bug must cost one reply, never the server or the connection
+                    log.exception("conn %d: internal error on %r", self.conn.id, cmd[0])
+                    reply = wire.INTERNAL_ERROR
+                if reply is None:
+                    if not self.eof:
+                        self.parked = stop = True
+                        parser.give_back(list(commands))  # they run after the reserve
+                        break
+                    self.app.engine.cancel_wait(self.conn)
+                    reply = wire.TIMED_OUT
+                elif reply is CLOSE:
+                    close = stop = True
                     break
-                self.app.engine.cancel_wait(self.conn)
-                reply = wire.TIMED_OUT
-            elif reply is CLOSE:
-                close = True
-                break
-            out.append(reply)
+                append(reply)
         self._flush(out, close, mark)

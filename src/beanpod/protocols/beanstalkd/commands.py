@@ -203,7 +203,7 @@ class Parser:
         # pri, delay, ttr of the put being read; None while reading a qless request body
         self._job: tuple[int, int, int] | None = (0, 0, 0)
         self._max_job_size = max_job_size
-        self._queue: deque[Command] = deque()  # commands parsed ahead by _parse_batch
+        self._queue: deque[Command] = deque()  # parsed, not yet run (next_command, give_back)
 
     def feed(self, data: bytes) -> None:
         buf = self._buf
@@ -225,21 +225,46 @@ class Parser:
         if self._mode == LINE:
             if self._pos == len(self._buf):
                 return None  # everything read so far is parsed
-            if self._parse_batch():
+            batch = self._parse_batch()
+            if batch:
+                queue.extend(batch)
                 return queue.popleft()
         return self._next_command()
 
-    def _parse_batch(self) -> int:
+    def take(self) -> list[Command]:
+        """Every complete command that can run now, in order: a batch parsed in one pass
+        (or one command from the exact path); empty when more bytes are needed. Commands
+        a caller could not run yet go back through `give_back`."""
+        queue = self._queue
+        if queue:
+            batch = list(queue)
+            queue.clear()
+            return batch
+        if self._mode == LINE:
+            if self._pos == len(self._buf):
+                return []
+            batch = self._parse_batch()
+            if batch:
+                return batch
+        cmd = self._next_command()
+        return [] if cmd is None else [cmd]
+
+    def give_back(self, commands: list[Command]) -> None:
+        """Keep commands taken but not run (behind a parked reserve) for the next take."""
+        self._queue.extendleft(reversed(commands))
+
+    def _parse_batch(self) -> list[Command]:
         """Parse every well-formed common command of the buffer in one pass (split on
-        CRLF once); stop at the first line the exact, incremental path must see. Returns
-        how many commands were queued."""
+        CRLF once); stop at the first line the exact, incremental path must see."""
         buf, pos = self._buf, self._pos
         pieces = bytes(memoryview(buf)[pos:]).split(b"\r\n")  # one copy, one split
-        last = len(pieces) - 1  # pieces[last] has no CRLF yet
-        append, get_known, get_id_verb = self._queue.append, KNOWN_LINES.get, ONE_ID_VERBS.get
-        get_put, max_size, off, i = PUT_LINES.get, self._max_job_size, pos, 0
-        while i < last:
-            line = pieces[i]
+        tail = pieces.pop()  # no CRLF yet
+        batch: list[Command] = []
+        append, get_known, get_id_verb = batch.append, KNOWN_LINES.get, ONE_ID_VERBS.get
+        get_put, max_size = PUT_LINES.get, self._max_job_size
+        lines = iter(pieces)
+        body: bytes | None = None
+        for line in lines:
             head = get_put(line)
             if head is None:
                 cmd = get_known(line)
@@ -264,18 +289,22 @@ class Parser:
                         if cmd[0] in REMEMBERED_VERBS and len(KNOWN_LINES) < MAX_KNOWN_LINES:
                             KNOWN_LINES[line] = cmd
             if head is not None:
-                pri, delay, ttr, size = head
-                if i + 1 >= last or len(pieces[i + 1]) != size or size > max_size:
+                body = next(lines, None)
+                if body is None or len(body) != head[3] or head[3] > max_size:
                     break  # body not here yet, contains CRLF, or too big
-                i += 1
-                off += len(line) + 2
-                line = pieces[i]
-                cmd = (PUT, pri, delay, ttr, line)
+                cmd = (PUT, head[0], head[1], head[2], body)
             append(cmd)  # type: ignore[arg-type]  # set on every path that gets here
-            off += len(line) + 2
-            i += 1
-        self._pos = off
-        return len(self._queue)
+        else:  # every complete line was taken
+            self._pos = len(buf) - len(tail)
+            return batch
+        # Stopped at `line` (and, for a put, at its body if that was read): leave them,
+        # and every line after them, for the exact path.
+        left = list(lines)
+        unread = len(tail) + len(line) + 2 + sum(map(len, left)) + 2 * len(left)
+        if head is not None and body is not None:
+            unread += len(body) + 2
+        self._pos = len(buf) - unread
+        return batch
 
     def _next_command(self) -> Command | None:
         while True:

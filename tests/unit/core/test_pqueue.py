@@ -1,0 +1,94 @@
+"""LazyHeap (run + heap, lazy deletion) against a sorted-list model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key
+
+
+class Item:
+    __slots__ = ("entry", "id")
+
+    def __init__(self, item_id: int) -> None:
+        self.id = item_id
+        self.entry: Any = None
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("push"), st.integers(0, 3), st.integers(0, 2)),  # pri, order
+        st.tuples(st.just("push_delayed"), st.integers(0, 50), st.just(0)),  # due
+        st.tuples(st.just("discard"), st.integers(0, 1000), st.just(0)),
+        st.tuples(st.just("repush"), st.integers(0, 1000), st.integers(0, 3)),
+        st.tuples(st.just("pop"), st.just(0), st.just(0)),
+        st.tuples(st.just("first"), st.integers(0, 5), st.just(0)),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=300)
+@given(OPS)
+def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
+    items: dict[int, Item] = {}
+    queue = LazyHeap(items)
+    model: dict[int, int] = {}  # id -> key of the items queued
+    next_id = 1
+    for op, a, b in ops:
+        if op in ("push", "push_delayed"):
+            item = items[next_id] = Item(next_id)
+            key = ready_key(a, next_id, b) if op == "push" else delayed_key(a, next_id)
+            queue.push(key, item)
+            model[next_id] = key
+            next_id += 1
+        elif op == "discard" and model:
+            victim = sorted(model)[a % len(model)]
+            queue.discard(items[victim])
+            del model[victim]
+        elif op == "repush" and model:  # e.g. a release: out, then in again (same id)
+            victim = sorted(model)[a % len(model)]
+            queue.discard(items[victim])
+            key = ready_key(b, victim)
+            queue.push(key, items[victim])
+            model[victim] = key
+        elif op == "pop":
+            expected = min(model, key=model.__getitem__) if model else None
+            got = queue.pop()
+            assert (got.id if got else None) == expected
+            if expected is not None:
+                del model[expected]
+        elif op == "first":
+            expected_ids = sorted(model, key=model.__getitem__)[:a]
+            assert [item.id for item in queue.first(a)] == expected_ids
+        assert len(queue) == len(model)
+        top = queue.top()
+        best = min(model, key=model.__getitem__) if model else None
+        assert (top[1].id if top else None) == best
+        assert [item.id for item in queue.in_order()] == sorted(model, key=model.__getitem__)
+
+
+def test_keys_in_order_never_enter_the_heap() -> None:
+    items: dict[int, Item] = {}
+    queue = LazyHeap(items)
+    for job_id in range(1, 1001):
+        items[job_id] = Item(job_id)
+        queue.push(ready_key(1024, job_id), items[job_id])
+    assert not queue._heap and len(queue._run) == 1000
+    assert [queue.pop().id for _ in range(1000)] == list(range(1, 1001))
+    assert queue.pop() is None and queue.stored == 0
+
+
+def test_dead_keys_are_dropped_when_they_outnumber_the_live() -> None:
+    items: dict[int, Item] = {}
+    queue = LazyHeap(items)
+    for job_id in range(1, 5001):
+        items[job_id] = Item(job_id)
+        queue.push(ready_key(5000 - job_id, job_id), items[job_id])  # falling: the heap
+    for job_id in range(1, 4990):
+        queue.discard(items[job_id])
+    assert len(queue) == 11 and queue.stored < 200
+    assert [item.id for item in queue.in_order()] == list(range(5000, 4989, -1))
