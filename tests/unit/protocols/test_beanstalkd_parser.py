@@ -156,3 +156,16 @@ def test_remembered_lines_parse_the_same_the_second_time() -> None:
     assert c.KNOWN_LINES[b"use foo"] == (w.USE, "foo")
     assert b"put 4294967296 0 1 0" not in c.PUT_LINES
     assert b"reserve-with-timeout -1" not in c.KNOWN_LINES
+
+
+def test_take_returns_a_batch_and_give_back_keeps_the_rest_in_order() -> None:
+    parser = c.Parser()
+    parser.feed(b"reserve\r\ndelete 7\r\nput 1 2 3 2\r\nhi\r\nstats\r\nput 1 2 3")
+    batch = parser.take()
+    assert batch == [(w.RESERVE,), (w.DELETE, 7), (w.PUT, 1, 2, 3, b"hi"), (w.STATS,)]
+    parser.give_back(batch[1:])  # the reserve parked: the rest waits behind it
+    assert parser.take() == batch[1:]
+    assert parser.take() == []  # the last put's line is not complete
+    parser.feed(b" 1\r\nx\r\n")
+    assert parser.take() == [(w.PUT, 1, 2, 3, b"x")]
+    assert parser.buffered == 0
