@@ -221,14 +221,6 @@ class Engine:
         if tube.waiting:
             self._serve(tube, now)
 
-    def _popped_ready(self, job: Job) -> None:
-        """Count out a ready job just popped from its tube's heap."""
-        counts = self.counts
-        counts.ready -= 1
-        if job.pri < URGENT_PRIORITY:
-            counts.urgent -= 1
-            job.tube.urgent -= 1
-
     def _make_delayed(self, job: Job, due: int) -> None:
         job.state = DELAYED
         job.deadline = due
@@ -334,13 +326,23 @@ class Engine:
         if not conn.worker:
             self.set_worker(conn)
         watch = conn.watch
-        if conn.reserved and self._deadline_soon(conn, now) and not any(t.ready for t in watch):
+        soonest = conn.soonest  # checked inline while its deadline is cached and far off
+        if (
+            soonest is not None
+            and (soonest is UNKNOWN or now >= soonest.deadline - SAFETY_MARGIN_MS)
+            and self._deadline_soon(conn, now)
+            and not any(t.ready for t in watch)
+        ):
             return DEADLINE_SOON
         if len(watch) == 1:  # the common case: take the top of the one watched tube
             tube = watch[0]
             job = None if tube.pause_ms else tube.ready.pop()
-            if job is not None:
-                self._popped_ready(job)
+            if job is not None:  # count it out of ready (inline: the hottest path)
+                counts = self.counts
+                counts.ready -= 1
+                if job.pri < URGENT_PRIORITY:
+                    counts.urgent -= 1
+                    tube.urgent -= 1
         else:
             job = self._best_in(watch)
             if job is not None:

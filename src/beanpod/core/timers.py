@@ -1,11 +1,15 @@
-"""One heap for every deadline in the engine, with lazy invalidation.
+"""One queue for every deadline in the engine, with lazy invalidation.
 
 An entry `(when, seq, kind, target)` is live only while `target.timer is entry`;
-re-arming or cancelling a target simply replaces or clears `target.timer`.
+re-arming or cancelling a target simply replaces or clears `target.timer`. As in
+`pqueue.LazyHeap`, entries armed in time order (TTRs of one length, delays of one
+length) are appended to a run (a deque) and never enter the heap: arming and expiring
+them is O(1), and a reserve+delete pair skips a heap push and a heap pop.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, cast
@@ -25,15 +29,21 @@ def heap_entry(entry: Any) -> TimerEntry:
 
 
 class TimerHeap:
-    __slots__ = ("_dead", "_heap", "_seq")
+    __slots__ = ("_dead", "_heap", "_run", "_seq")
 
     def __init__(self) -> None:
-        self._heap: list[TimerEntry] = []
+        self._run: deque[TimerEntry] = deque()  # entries in (when, seq) order
+        self._heap: list[TimerEntry] = []  # entries armed out of time order
         self._seq = count()
         self._dead = 0
 
     def __len__(self) -> int:
-        return len(self._heap) - self._dead
+        return len(self._run) + len(self._heap) - self._dead
+
+    @property
+    def stored(self) -> int:
+        """Entries held, live and dead (how much lazy deletion has left behind)."""
+        return len(self._run) + len(self._heap)
 
     def arm(self, when: int, kind: int, target: Any) -> None:
         """(Re)arm `target`'s single timer to fire at `when`."""
@@ -41,44 +51,64 @@ class TimerHeap:
             self._dead += 1
         entry = (when, next(self._seq), kind, target)
         target.timer = entry
-        heappush(self._heap, entry)
+        run = self._run
+        if not run or when >= run[-1][0]:  # seq breaks the tie: still in order
+            run.append(entry)
+        else:
+            heappush(self._heap, entry)
 
     def cancel(self, target: Any) -> None:
         if target.timer is not None:
             target.timer = None
-            self._dead += 1
-            if self._dead > 4096 and self._dead * 2 > len(self._heap):
+            dead = self._dead = self._dead + 1
+            if dead > 4096 and dead * 2 > len(self._run) + len(self._heap):
                 self._compact()
 
     def _compact(self) -> None:
+        self._run = deque(e for e in self._run if e[3].timer is e)
         heap = [e for e in self._heap if e[3].timer is e]
         heapify(heap)
         self._heap = heap
         self._dead = 0
 
-    def next_due(self) -> int | None:
-        """When the earliest live timer fires, or None if none is armed."""
-        heap = self._heap
+    def _front(self) -> TimerEntry | None:
+        """The earliest live entry (dead ones in front are dropped), left in place."""
+        run, heap = self._run, self._heap
+        while run:
+            entry = run[0]
+            if entry[3].timer is entry:
+                break
+            run.popleft()
+            self._dead -= 1
         while heap:
             entry = heap[0]
             if entry[3].timer is entry:
-                return int(entry[0])
+                break
             heappop(heap)
             self._dead -= 1
-        return None
+        if run:
+            return run[0] if not heap or run[0] < heap[0] else heap[0]
+        return heap[0] if heap else None
+
+    def next_due(self) -> int | None:
+        """When the earliest live timer fires, or None if none is armed."""
+        run = self._run
+        if run and not self._heap:  # the usual case: the run alone, its front live
+            head = run[0]
+            if head[3].timer is head:
+                return heap_entry(head)[0]
+        entry = self._front()
+        return None if entry is None else entry[0]
 
     def pop_due(self, now: int) -> TimerEntry | None:
         """Disarm and return the earliest live entry due at or before `now`."""
-        heap = self._heap
-        while heap:
-            entry = heap[0]
-            if entry[3].timer is not entry:
-                heappop(heap)
-                self._dead -= 1
-                continue
-            if entry[0] > now:
-                return None
-            heappop(heap)
-            entry[3].timer = None
-            return heap_entry(entry)
-        return None
+        entry = self._front()
+        if entry is None or entry[0] > now:
+            return None
+        run = self._run
+        if run and run[0] is entry:
+            run.popleft()
+        else:
+            heappop(self._heap)
+        entry[3].timer = None
+        return heap_entry(entry)

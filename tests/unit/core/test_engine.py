@@ -306,5 +306,5 @@ def test_many_stale_heap_entries_are_compacted(engine: Engine) -> None:
     for job_id in ids:
         engine.delete(p, job_id, 0)
     assert len(engine.timers) == 0
-    assert len(engine.timers._heap) < 5000
+    assert engine.timers.stored < 5000
     assert p.use.delayed.stored < 200

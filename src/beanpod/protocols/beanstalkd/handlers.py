@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
 from beanpod.protocols.beanstalkd import inspect, qless
@@ -113,6 +114,9 @@ def reserve(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     d = s.dialect
     d.cmd_counts[RESERVE] += 1
     outcome = d.engine.reserve(s.conn, None, s.now, s.deliver)
+    if type(outcome) is Job:  # w.reserved, inlined on the hottest path
+        body = outcome.body
+        return b"RESERVED %d %d\r\n%s\r\n" % (outcome.id, len(body), body)
     return None if outcome is None else encode_outcome(outcome)
 
 
@@ -121,6 +125,9 @@ def reserve_with_timeout(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     d = s.dialect
     d.cmd_counts[RESERVE_WITH_TIMEOUT] += 1
     outcome = d.engine.reserve(s.conn, cmd[1] * 1000, s.now, s.deliver)
+    if type(outcome) is Job:  # w.reserved, inlined on the hottest path
+        body = outcome.body
+        return b"RESERVED %d %d\r\n%s\r\n" % (outcome.id, len(body), body)
     return None if outcome is None else encode_outcome(outcome)
 
 
