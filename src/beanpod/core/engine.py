@@ -264,9 +264,7 @@ class Engine:
         deadline = now + job.ttr
         job.deadline = deadline
         conn.reserved[job.id] = job
-        soonest = conn.soonest
-        if soonest is None or (soonest is not UNKNOWN and deadline < soonest.deadline):
-            conn.soonest = job
+        conn.reserved_until(job, deadline)
         job.tube.reserved += 1
         self.counts.reserved += 1
         self.timers.arm(deadline, TTR_EXPIRY, job)
@@ -278,7 +276,11 @@ class Engine:
         assert conn is not None
         del conn.reserved[job.id]
         if conn.soonest is job:
-            conn.soonest = UNKNOWN if conn.reserved else None
+            if conn.reserved:
+                conn.soonest = UNKNOWN
+            else:
+                conn.soonest = None
+                conn.emptied()
         job.reserver = None
         job.tube.reserved -= 1
         self.counts.reserved -= 1

@@ -158,6 +158,14 @@ class EngineMachine(RuleBasedStateMachine):
                 assert job.entry is not None and job.entry == ready_key(job.pri, job.id)
 
     @invariant()
+    def each_connection_knows_its_soonest_deadline(self) -> None:
+        for conn in self.conns:
+            deadlines = [job.deadline for job in conn.reserved.values()]
+            assert conn.soonest_deadline() == (min(deadlines) if deadlines else None)
+            if conn.ordered:  # the O(1) shortcut's premise
+                assert deadlines == sorted(deadlines)
+
+    @invariant()
     def no_reservable_job_is_left_while_someone_waits(self) -> None:
         for conn in self.conns:
             if conn.waiter is not None:
