@@ -194,7 +194,7 @@ class Engine:
         if self.events is not None:
             self.events.emit_put(
                 now, job_id, tube.name, conn.id if conn else None, pri, delay, ttr, len(body),
-                getattr(ext, "uuid_text", None),
+                None if ext is None else getattr(ext, "uuid_text", None),  # no failed lookup
             )  # fmt: skip
         if held is not None:
             job.state = held

@@ -11,8 +11,8 @@ class Clock:
     across restarts (they are stored as wall-clock instants)."""
 
     def __init__(self) -> None:
-        self._wall_base = time.time_ns() // 1_000_000
-        self._mono_base = time.monotonic_ns() // 1_000_000
+        wall_base = time.time_ns() // 1_000_000
+        self._offset = wall_base - time.monotonic_ns() // 1_000_000  # wall - monotonic
 
     def now(self) -> int:
-        return self._wall_base + time.monotonic_ns() // 1_000_000 - self._mono_base
+        return self._offset + time.monotonic_ns() // 1_000_000
