@@ -8,10 +8,15 @@ A run parses only the files that are new or changed since (log files are append-
 a file's size and modification time say whether it changed: the file being written is
 re-parsed while it grows) and reads every other file from Parquet, so the events are
 exactly what :func:`beanpod.analytics.read.read_events` gives.
+
+Every partition is stored in :data:`BUCKETS` files by hash of ``job`` (Spark's bucketing,
+through a catalog table over the cache folder that each run declares afresh): the per-job
+window then finds the events already clustered by job and needs no shuffle.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -19,19 +24,27 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from beanpod.analytics.read import (
     FOLDER_RE,
     EventFile,
     empty_events,
+    file_key,
     file_ranks,
     parse_lines,
     read_lines,
     with_file_rank,
 )
+from beanpod.analytics.schema import spark_schema
 
 CACHE_DIR = "_events_parquet"
 MANIFEST = "_beanpod_manifest.json"
+#: Layout version in each manifest: a day stored by another version is parsed again
+#: (1, unversioned: one plain Parquet partition per file; 2: bucketed by job).
+CACHE_VERSION = 2
+#: Files per partition, by hash of ``job``; the window runs in this many tasks.
+BUCKETS = 8
 PARTITIONS = ("date", "file")
 #: File names usable verbatim as partition values (Spark escapes others in paths).
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -81,12 +94,21 @@ def write_small_text(spark: SparkSession, uri: str, text: str) -> None:
 
 
 def _stored(spark: SparkSession, cache: str, folder: str) -> dict[str, list[int]]:
+    """The files a day's manifest lists (none when absent, unreadable or another layout)."""
     text = read_small_text(spark, f"{cache}/{folder}/{MANIFEST}")
     try:
         stored = json.loads(text) if text else {}
     except ValueError:
         return {}
-    return stored if isinstance(stored, dict) else {}
+    if not isinstance(stored, dict) or stored.get("version") != CACHE_VERSION:
+        return {}
+    files = stored.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _manifest(group: list[EventFile]) -> str:
+    files = {_name(f): _stamp(f) for f in group}
+    return json.dumps({"version": CACHE_VERSION, "files": files})
 
 
 def cacheable_folders(files: list[EventFile]) -> dict[str, list[EventFile]]:
@@ -102,15 +124,35 @@ def _partition(cache: str, f: EventFile) -> str:
     return f"{cache}/{f.folder}/file={_name(f)}"
 
 
-def _stored_partitions(spark: SparkSession, cache: str, folder: str) -> set[str]:
-    """``file=NAME`` folders stored for ``folder`` (a file with no event has none)."""
-    fs, path = _filesystem(spark, f"{cache}/{folder}")
-    if not fs.exists(path):
-        return set()
-    return {s.getPath().getName() for s in fs.listStatus(path) if s.isDirectory()}
+def table_schema() -> StructType:
+    """The cache's columns: the event fields, ``line_id``, ``key`` and the partitions."""
+    fields = [f for f in spark_schema().fields if f.name != "v"]
+    extra = [StructField("line_id", LongType()), StructField("key", StringType())]
+    return StructType(fields + extra + [StructField(p, StringType()) for p in PARTITIONS])
 
 
-def _compact(spark: SparkSession, stale: list[EventFile], cache: str) -> None:
+def _declare_table(spark: SparkSession, cache: str) -> str:
+    """(Re)declare the catalog table over ``cache``: partitioned by file, bucketed by job.
+
+    External (dropping it keeps the files); its partitions are found on disk, and an
+    overwriting insert replaces only the partitions it writes.
+    """
+    name = "beanpod_events_" + hashlib.sha1(cache.encode()).hexdigest()[:16]
+    columns = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in table_schema())
+    location = cache.replace("\\", "\\\\").replace("'", "\\'")
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(
+        f"CREATE TABLE {name} ({columns}) USING parquet PARTITIONED BY ({', '.join(PARTITIONS)})"
+        f" CLUSTERED BY (job) INTO {BUCKETS} BUCKETS LOCATION '{location}'"
+        " OPTIONS (partitionOverwriteMode 'dynamic')"  # an insert replaces only its files
+    )
+    fs, path = _filesystem(spark, cache)
+    if fs.exists(path):
+        spark.sql(f"ALTER TABLE {name} RECOVER PARTITIONS")
+    return name
+
+
+def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str) -> None:
     """Parse ``stale`` files and store each as its own ``date=D/file=NAME`` partition."""
     for f in stale:  # a file now without events must not keep an old partition
         fs, path = _filesystem(spark, _partition(cache, f))
@@ -122,38 +164,34 @@ def _compact(spark: SparkSession, stale: list[EventFile], cache: str) -> None:
     ]  # fmt: skip
     names = spark.range(1).select(F.inline(F.array(*rows)))
     keys = file_ranks(spark, stale).select("path", "key").join(names, "path")
-    events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path").drop("path")
-    (
-        events.write.mode("overwrite")
-        .option("partitionOverwriteMode", "dynamic")
-        .partitionBy(*PARTITIONS)
-        .parquet(cache)
-    )
+    events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path")
+    events = events.select(*table_schema().names)  # insertInto matches by position
+    events.write.insertInto(table, overwrite=True)
 
 
 def read_events_cached(spark: SparkSession, files: list[EventFile], cache: str) -> DataFrame:
     """The events of ``files`` (as ``read_events`` gives them), parsing only changed files."""
     by_folder = cacheable_folders(files)
+    table = _declare_table(spark, cache)
     stale: list[EventFile] = []
     for folder, group in by_folder.items():
         stored = _stored(spark, cache, folder)
         stale += [f for f in group if stored.get(_name(f)) != _stamp(f)]
     if stale:
-        _compact(spark, stale, cache)
+        _compact(spark, stale, table, cache)
         for folder in sorted({f.folder for f in stale}):
-            manifest = {_name(f): _stamp(f) for f in by_folder[folder]}
-            write_small_text(spark, f"{cache}/{folder}/{MANIFEST}", json.dumps(manifest))
-    parts = []
+            write_small_text(spark, f"{cache}/{folder}/{MANIFEST}", _manifest(by_folder[folder]))
+        table = _declare_table(spark, cache)  # forget partitions deleted for empty files
     cached = [f for group in by_folder.values() for f in group]
-    kept = {folder: _stored_partitions(spark, cache, folder) for folder in by_folder}
-    paths = [_partition(cache, f) for f in cached if f"file={_name(f)}" in kept[f.folder]]
-    if paths:
-        parquet = spark.read.option("basePath", cache).parquet(*paths).drop(*PARTITIONS)
-        parts.append(with_file_rank(spark, parquet, files, on="key"))
+    parts = []
+    if cached:  # a file without events has no partition: it matches nothing
+        key = F.concat(F.lit("date="), F.col("date"), F.lit("/"), F.col("file"))
+        kept = spark.table(table).where(key.isin([file_key(f) for f in cached]))
+        parts.append(with_file_rank(spark, kept.drop(*PARTITIONS), files, on="key"))
     cached_paths = {f.path for f in cached}
     fresh = [f for f in files if f.path not in cached_paths]
     if fresh:
         parts.append(with_file_rank(spark, parse_lines(read_lines(spark, fresh)), files))
-    if not parts:  # only files without events
+    if not parts:
         return empty_events(spark)
     return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
