@@ -42,6 +42,7 @@ class Conn:
         # Whether `reserved` (in reservation order) is also in deadline order, as when
         # every reservation has the same TTR and none was touched: then the soonest is
         # the first one, found in O(1) instead of a scan. `latest`: the last deadline.
+        # Engine._reserve keeps both (and `soonest`) up to date.
         self.ordered = True
         self.latest = 0
         self.waiter: Waiter | None = None
@@ -61,16 +62,6 @@ class Conn:
                 soonest = min(reserved.values(), key=_deadline)
             self.soonest = soonest
         return None if soonest is None else int(soonest.deadline)
-
-    def reserved_until(self, job: Job, deadline: int) -> None:
-        """`job` was just added to `reserved` with `deadline`: keep the soonest."""
-        if deadline < self.latest:
-            self.ordered = False
-        else:
-            self.latest = deadline
-        soonest = self.soonest
-        if soonest is None or (soonest is not UNKNOWN and deadline < soonest.deadline):
-            self.soonest = job
 
     def emptied(self) -> None:
         """No reservation is left: deadline order holds again, trivially."""

@@ -264,7 +264,15 @@ class Engine:
         deadline = now + job.ttr
         job.deadline = deadline
         conn.reserved[job.id] = job
-        conn.reserved_until(job, deadline)
+        # Keep the connection's soonest reservation and deadline order (Conn; inline:
+        # a call here costs more than the check).
+        if deadline < conn.latest:
+            conn.ordered = False
+        else:
+            conn.latest = deadline
+        soonest = conn.soonest
+        if soonest is None or (soonest is not UNKNOWN and deadline < soonest.deadline):
+            conn.soonest = job
         job.tube.reserved += 1
         self.counts.reserved += 1
         self.timers.arm(deadline, TTR_EXPIRY, job)
