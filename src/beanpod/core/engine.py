@@ -336,14 +336,15 @@ class Engine:
         if not conn.worker:
             self.set_worker(conn)
         watch = conn.watch
-        soonest = conn.soonest  # checked inline while its deadline is cached and far off
-        if (
-            soonest is not None
-            and (soonest is UNKNOWN or now >= soonest.deadline - SAFETY_MARGIN_MS)
-            and self._deadline_soon(conn, now)
-            and not any(t.ready for t in watch)
-        ):
-            return DEADLINE_SOON
+        soonest = conn.soonest  # the DEADLINE_SOON margin, checked inline (hot path)
+        if soonest is not None:
+            deadline = conn.soonest_deadline() if soonest is UNKNOWN else soonest.deadline
+            if (
+                deadline is not None
+                and now >= deadline - SAFETY_MARGIN_MS
+                and not any(t.ready for t in watch)
+            ):
+                return DEADLINE_SOON
         if len(watch) == 1:  # the common case: take the top of the one watched tube
             tube = watch[0]
             job = None if tube.pause_ms else tube.ready.pop()
