@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,6 +60,11 @@ def build_session(master: str | None = None) -> SparkSession:
         builder = builder.master(master or "local[*]")
         for key, value in LOCAL_CONF.items():
             builder = builder.config(key, value)
+        # The cache's catalog table (compact.py) makes Spark create its warehouse
+        # directory; keep it out of the user's working directory.
+        warehouse = tempfile.mkdtemp(prefix="beanpod-spark-warehouse-")
+        atexit.register(shutil.rmtree, warehouse, True)
+        builder = builder.config("spark.sql.warehouse.dir", warehouse)
     builder = builder.config("spark.sql.session.timeZone", "UTC")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

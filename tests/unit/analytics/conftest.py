@@ -40,10 +40,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     builder = SparkSession.builder.master("local[2]").appName("beanpod-tests")
     for key, value in SPARK_TEST_CONF.items():
         builder = builder.config(key, value)
+    # The cache's catalog table makes Spark create a warehouse directory: not in the repo.
+    builder = builder.config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     # Something in the Spark stack raises the recursion limit to 3000 during the first

@@ -135,6 +135,7 @@ def test_spark_submit_on_standalone_cluster_equals_local(
          "--conf", f"spark.driver.extraJavaOptions={JAVA_OPTS}",
          "--conf", f"spark.executor.extraJavaOptions={JAVA_OPTS}",
          "--conf", "spark.executor.memory=512m",
+         "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
          job_module.__file__, "--events", str(events), "--out", str(cluster_out)],
         env={**_env(), "PYTHONPATH": ""}, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
