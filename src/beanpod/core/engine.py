@@ -321,9 +321,6 @@ class Engine:
         return None if best is None else best[1]
 
     def _deadline_soon(self, conn: Conn, now: int) -> bool:
-        soonest = conn.soonest
-        if soonest is not None and soonest is not UNKNOWN:  # cached: no call
-            return now >= soonest.deadline - SAFETY_MARGIN_MS  # type: ignore[no-any-return]
         deadline = conn.soonest_deadline()
         return deadline is not None and now >= deadline - SAFETY_MARGIN_MS
 

@@ -102,20 +102,17 @@ class LazyHeap:
         """The smallest live (key, item), or None (to compare the tops of several queues)."""
         run, heap, items = self._run, self._heap, self._items
         while True:
-            if run and (not heap or run[0] <= heap[0]):
-                key = run[0]
-                item = items.get(key & ID_MASK)
-                if item is not None and item.entry is key:
-                    return key, item
-                run.popleft()
-            elif heap:
-                key = heap[0]
-                item = items.get(key & ID_MASK)
-                if item is not None and item.entry is key:
-                    return key, item
-                heappop(heap)
-            else:
+            in_run = bool(run) and (not heap or run[0] <= heap[0])
+            if not in_run and not heap:
                 return None
+            key = run[0] if in_run else heap[0]
+            item = items.get(key & ID_MASK)
+            if item is not None and item.entry is key:
+                return key, item
+            if in_run:  # dead: drop it from its front
+                run.popleft()
+            else:
+                heappop(heap)
 
     def peek(self) -> Any:
         """The item with the smallest key, or None."""

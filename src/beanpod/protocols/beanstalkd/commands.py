@@ -220,16 +220,9 @@ class Parser:
     def next_command(self) -> Command | None:
         """The next complete command, or None if more bytes are needed."""
         queue = self._queue
-        if queue:
-            return queue.popleft()
-        if self._mode == LINE:
-            if self._pos == len(self._buf):
-                return None  # everything read so far is parsed
-            batch = self._parse_batch()
-            if batch:
-                queue.extend(batch)
-                return queue.popleft()
-        return self._next_command()
+        if not queue:
+            queue.extend(self.take())
+        return queue.popleft() if queue else None
 
     def take(self) -> list[Command]:
         """Every complete command that can run now, in order: a batch parsed in one pass
@@ -242,7 +235,7 @@ class Parser:
             return batch
         if self._mode == LINE:
             if self._pos == len(self._buf):
-                return []
+                return []  # everything read so far is parsed
             batch = self._parse_batch()
             if batch:
                 return batch

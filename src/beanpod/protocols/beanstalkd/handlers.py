@@ -45,8 +45,7 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
         return w.TIMED_OUT
     if outcome is DEADLINE_SOON:
         return w.DEADLINE_SOON
-    body = outcome.body
-    return b"RESERVED %d %d\r\n%s\r\n" % (outcome.id, len(body), body)  # w.reserved
+    return w.reserved(outcome.id, outcome.body)
 
 
 def _no_room(engine: Engine, nbytes: int = 0) -> bool:
