@@ -91,8 +91,9 @@ class EventWriter:
         self._lines: list[str] = []
         self._files: dict[int, _LogFile] = {}
         self._queue_json: dict[str, str] = {}
-        self._put_tails: dict[tuple[str, int | None, int, int, int, int], str] = {}
-        self._tails: dict[tuple[object, ...], str] = {}  # reserve and delete line tails
+        # Line tails of the hot events by (queue, conn, the event's own fields): put keys
+        # have 6 items, reserve 3, delete 4 (padded with None), so they never collide.
+        self._tails: dict[tuple[object, ...], str] = {}
         # The line heads of the hot events for the latest timestamp: events of one loop
         # turn share their `ts`, so its digits are formatted once per turn, not per event.
         self._put_head: tuple[int, str] = (-1, "")
@@ -157,18 +158,13 @@ class EventWriter:
         # tail is formatted once per combination (a put's line costs ~35% less). Reserves
         # and deletes do the same with (queue, conn, worker) and (queue, conn, state).
         key = (queue, conn, pri, delay_ms, ttr_ms, nbytes)
-        tail = self._put_tails.get(key) if uuid is None else None
-        if tail is None:
-            queue_json = self._queue_json.get(queue) or self._queue(queue)
-            tail = (
-                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
+        tail = self._tails.get(key) if uuid is None else None
+        if tail is None:  # a uuid is per job: such a tail is not kept
+            tail = self._new_tail(
+                key if uuid is None else None, queue, conn,
                 f'"pri":{pri},"delay_ms":{delay_ms},"ttr_ms":{ttr_ms},"bytes":{nbytes},'
-                f'"uuid":{"null" if uuid is None else _encode(uuid)}}}\n'
-            )
-            if uuid is None:
-                if len(self._put_tails) >= _TAIL_CACHE_MAX:
-                    self._put_tails.clear()
-                self._put_tails[key] = tail
+                f'"uuid":{"null" if uuid is None else _encode(uuid)}',
+            )  # fmt: skip
         head = self._put_head
         if head[0] != ts:
             head = self._put_head = (ts, f'{{"v":1,"ts":{ts},"event":"put","job":')
@@ -182,12 +178,8 @@ class EventWriter:
         key = (queue, conn, worker)
         tail = self._tails.get(key)
         if tail is None:
-            queue_json = self._queue_json.get(queue) or self._queue(queue)
-            tail = self._keep_tail(
-                key,
-                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
-                f'"worker":{"null" if worker is None else _encode(worker)}}}\n',
-            )
+            worker_json = "null" if worker is None else _encode(worker)
+            tail = self._new_tail(key, queue, conn, f'"worker":{worker_json}')
         head = self._reserve_head
         if head[0] != ts:
             head = self._reserve_head = (ts, f'{{"v":1,"ts":{ts},"event":"reserve","job":')
@@ -200,23 +192,23 @@ class EventWriter:
         tail = self._tails.get(key)
         if tail is None:
             state_json = _STATE_JSON.get(state) or _encode(state)
-            queue_json = self._queue_json.get(queue) or self._queue(queue)
-            tail = self._keep_tail(
-                key,
-                f'"queue":{queue_json},"conn":{"null" if conn is None else conn},'
-                f'"state":{state_json}}}\n',
-            )
+            tail = self._new_tail(key, queue, conn, f'"state":{state_json}')
         head = self._delete_head
         if head[0] != ts:
             head = self._delete_head = (ts, f'{{"v":1,"ts":{ts},"event":"delete","job":')
         self._stamps.append(ts)
         self._lines.append(f"{head[1]}{job},{tail}")
 
-    def _keep_tail(self, key: tuple[object, ...], tail: str) -> str:
-        """Remember a reserve/delete line tail (bounded: cleared when full)."""
-        if len(self._tails) >= _TAIL_CACHE_MAX:
-            self._tails.clear()
-        self._tails[key] = tail
+    def _new_tail(
+        self, key: tuple[object, ...] | None, queue: str, conn: int | None, fields: str
+    ) -> str:
+        """A hot event's line tail: queue, conn, then its own `fields`; kept under `key`
+        (unless None) in a cache cleared when full."""
+        tail = f'"queue":{self._queue(queue)},"conn":{_json_value(conn)},{fields}}}\n'
+        if key is not None:
+            if len(self._tails) >= _TAIL_CACHE_MAX:
+                self._tails.clear()
+            self._tails[key] = tail
         return tail
 
     def _queue(self, queue: str) -> str:
