@@ -31,7 +31,7 @@ from beanpod.analytics.read import (
     EventFile,
     empty_events,
     file_key,
-    file_ranks,
+    literal_frame,
     parse_lines,
     read_lines,
     with_file_rank,
@@ -157,13 +157,10 @@ def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str
     for f in stale:  # a file now without events must not keep an old partition
         fs, path = _filesystem(spark, _partition(cache, f))
         fs.delete(path, True)
-    rows = [  # JVM literals, not createDataFrame: no Python workers (read.file_ranks)
-        F.struct(F.lit(f.path).alias("path"), F.lit(f.folder.split("=", 1)[1]).alias("date"),
-                 F.lit(_name(f)).alias("file"))
-        for f in stale
-    ]  # fmt: skip
-    names = spark.range(1).select(F.inline(F.array(*rows)))
-    keys = file_ranks(spark, stale).select("path", "key").join(names, "path")
+    keys = literal_frame(
+        spark, ("path", "key", "date", "file"),
+        [(f.path, file_key(f), f.folder.split("=", 1)[1], _name(f)) for f in stale],
+    )  # fmt: skip
     events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path")
     events = events.select(*table_schema().names)  # insertInto matches by position
     events.write.insertInto(table, overwrite=True)

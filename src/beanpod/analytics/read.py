@@ -129,18 +129,24 @@ def file_key(f: EventFile) -> str:
     return f"{f.folder}/{f.path.rsplit('/', 1)[-1]}"
 
 
-def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
-    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file.
+def literal_frame(
+    spark: SparkSession, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> DataFrame:
+    """A small frame of ``rows`` built from literals in the JVM: ``createDataFrame`` of a
+    list (without pyarrow) is a Python RDD, which starts Python workers in every query
+    that joins it."""
+    structs = [
+        F.struct(*(F.lit(v).alias(c) for c, v in zip(columns, row, strict=True))) for row in rows
+    ]
+    return spark.range(1).select(F.inline(F.array(*structs)))
 
-    Built from literals in the JVM: ``createDataFrame`` of a list (without pyarrow) is a
-    Python RDD, which starts Python workers in every query that joins it.
-    """
-    rows = [
-        F.struct(F.lit(f.path).alias("path"), F.lit(file_key(f)).alias("key"),
-                 F.lit(f.rank).cast("long").alias("file_rank"))
-        for f in files
-    ]  # fmt: skip
-    return spark.range(1).select(F.inline(F.array(*rows)))
+
+def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
+    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file."""
+    ranks = literal_frame(
+        spark, ("path", "key", "file_rank"), [(f.path, file_key(f), f.rank) for f in files]
+    )
+    return ranks.withColumn("file_rank", F.col("file_rank").cast("long"))
 
 
 def with_file_rank(
