@@ -83,6 +83,7 @@ def _instructions(kind: str, batches: int, fill: int, src: Path) -> int:
         sys.executable, "-m", "bench.instructions", "--run", kind, str(batches), str(fill),
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{Path(__file__).parent.parent}")
+    env["PYTHONHASHSEED"] = "0"  # string hashes decide dict probing: same seed, same count
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     match = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
     if match is None:
