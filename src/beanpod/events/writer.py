@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
-from beanpod.events.schema import DELETE_STATES, EVENT_NAMES, SCHEMA_VERSION
+from beanpod.events.schema import EVENT_NAMES, SCHEMA_VERSION
 
 MS_PER_DAY: Final = 86_400_000
 DEFAULT_MAX_FILE_BYTES: Final = 64 * 1024 * 1024
@@ -26,10 +26,13 @@ FILE_RE: Final = re.compile(r"^events-(\d{13,})-(\d{6,})\.jsonl$")
 DAY_DIR_RE: Final = re.compile(r"^date=\d{4}-\d{2}-\d{2}$")
 _QUEUE_CACHE_MAX: Final = 4096
 _TAIL_CACHE_MAX: Final = 4096
+#: Every line starts with this, then the event's `ts` digits (flush reads them back).
+_TS_PREFIX: Final = f'{{"v":{SCHEMA_VERSION},"ts":'
+_NO_HEAD: Final = (-1, "")
+_ConnEntry = tuple[str, str | None, str]  # queue, worker or state, line tail
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 _EVENT_JSON: Final = {name: _encode(name) for name in EVENT_NAMES}
-_STATE_JSON: Final = {name: _encode(name) for name in DELETE_STATES}
 
 
 def day_folder(ts_ms: int) -> str:
@@ -49,6 +52,15 @@ def _json_value(value: object) -> str:
     if type(value) is int:
         return str(value)
     return _encode(value)
+
+
+def _line_ts(lines: list[str], index: int, stamped: dict[int, int]) -> int:
+    """The `ts` of a buffered line: read back from its head (see `_TS_PREFIX`)."""
+    ts = stamped.get(index)
+    if ts is None:
+        line = lines[index]
+        ts = int(line[len(_TS_PREFIX) : line.index(",", len(_TS_PREFIX))])
+    return ts
 
 
 @dataclass(eq=False)
@@ -85,20 +97,27 @@ class EventWriter:
         self.directory = Path(directory)
         self.max_file_bytes = max_file_bytes
         self.max_file_age_ms = max_file_age_ms
-        # Parallel lists (not (ts, line) tuples): flush finds the batch's time span with
-        # C-level min/max and, in the usual case, writes it without a per-line loop.
-        self._stamps: list[int] = []
+        # The buffered lines and the span of their timestamps: flush needs each line's
+        # `ts` only when the batch spans two days or rotates a file, and then reads it
+        # back from the line (`_TS_PREFIX`), so no timestamp is kept per event.
         self._lines: list[str] = []
+        self._low = self._high = -1
+        self._stamped: dict[int, int] = {}  # line index -> ts, for `append`'s lines
         self._files: dict[int, _LogFile] = {}
         self._queue_json: dict[str, str] = {}
         # Line tails of the hot events by (queue, conn, the event's own fields): put keys
-        # have 6 items, reserve 3, delete 4 (padded with None), so they never collide.
+        # have 6 items, reserve and delete keys 4 with their field's name, so they never
+        # collide.
         self._tails: dict[tuple[object, ...], str] = {}
+        # A connection's latest reserve and delete tails, found by its id alone and
+        # checked by identity (its queue and worker or state are the same objects from
+        # event to event): no key tuple to build and hash per event.
+        self._reserve_tails: dict[int | None, _ConnEntry] = {}
+        self._delete_tails: dict[int | None, _ConnEntry] = {}
         # The line heads of the hot events for the latest timestamp: events of one loop
         # turn share their `ts`, so its digits are formatted once per turn, not per event.
-        self._put_head: tuple[int, str] = (-1, "")
-        self._reserve_head: tuple[int, str] = (-1, "")
-        self._delete_head: tuple[int, str] = (-1, "")
+        # Reset by flush, so each batch's first head records its `ts` in the span.
+        self._put_head = self._reserve_head = self._delete_head = _NO_HEAD
         self._seq, self._last_name_ts = self._scan_existing()
 
     def _scan_existing(self) -> tuple[int, int]:
@@ -120,7 +139,9 @@ class EventWriter:
 
     def append(self, event: dict[str, Any]) -> None:
         """Buffer one event (a dict with at least an integer ``ts``)."""
-        self._stamps.append(event["ts"])
+        ts = event["ts"]
+        self._span(ts)
+        self._stamped[len(self._lines)] = ts  # its ts may not lead the line
         self._lines.append(_encode(event) + "\n")
 
     def emit(
@@ -129,14 +150,28 @@ class EventWriter:
         """Buffer one event given as fields; the line is built without ``json.dumps``."""
         event_json = _EVENT_JSON.get(event) or _encode(event)
         parts = [
-            f'{{"v":{SCHEMA_VERSION},"ts":{ts},"event":{event_json},'
+            f'{_TS_PREFIX}{ts},"event":{event_json},'
             f'"job":{_json_value(job)},"queue":{self._queue(queue)},"conn":{_json_value(conn)}'
         ]
         for key, value in extra.items():
             parts.append(f",{_encode(key)}:{_json_value(value)}")
         parts.append("}\n")
-        self._stamps.append(ts)
+        self._span(ts)
         self._lines.append("".join(parts))
+
+    def _span(self, ts: int) -> None:
+        """Widen the buffered lines' time span to `ts`."""
+        if self._low < 0:
+            self._low = self._high = ts
+        elif ts < self._low:
+            self._low = ts
+        elif ts > self._high:
+            self._high = ts
+
+    def _head(self, ts: int, event: str) -> tuple[int, str]:
+        """A hot event's line head for `ts` (a new timestamp since its last head)."""
+        self._span(ts)
+        return (ts, f'{_TS_PREFIX}{ts},"event":"{event}","job":')
 
     # Hot events, hand-built (about 3x cheaper than ``append`` with ``json.dumps``); the
     # None checks are inline because a helper call per field costs as much as the format.
@@ -155,8 +190,7 @@ class EventWriter:
     ) -> None:
         """Buffer a ``put`` event."""
         # A producer repeats its queue, conn, pri, delay, ttr and often size: the line's
-        # tail is formatted once per combination (a put's line costs ~35% less). Reserves
-        # and deletes do the same with (queue, conn, worker) and (queue, conn, state).
+        # tail is formatted once per combination (a put's line costs ~35% less).
         key = (queue, conn, pri, delay_ms, ttr_ms, nbytes)
         tail = self._tails.get(key) if uuid is None else None
         if tail is None:  # a uuid is per job: such a tail is not kept
@@ -166,45 +200,57 @@ class EventWriter:
                 f'"uuid":{"null" if uuid is None else _encode(uuid)}',
             )  # fmt: skip
         head = self._put_head
-        if head[0] != ts:
-            head = self._put_head = (ts, f'{{"v":1,"ts":{ts},"event":"put","job":')
-        self._stamps.append(ts)
-        self._lines.append(f"{head[1]}{job},{tail}")
+        if head[0] is not ts and head[0] != ts:  # a turn's events share one `now` object
+            head = self._put_head = self._head(ts, "put")
+        self._lines.append(f"{head[1]}{job}{tail}")
 
     def emit_reserve(
         self, ts: int, job: int, queue: str, conn: int | None, worker: str | None = None
     ) -> None:
         """Buffer a ``reserve`` event."""
-        key = (queue, conn, worker)
-        tail = self._tails.get(key)
-        if tail is None:
-            worker_json = "null" if worker is None else _encode(worker)
-            tail = self._new_tail(key, queue, conn, f'"worker":{worker_json}')
+        entry = self._reserve_tails.get(conn)
+        if entry is None or entry[0] is not queue or entry[1] is not worker:
+            entry = self._conn_entry(self._reserve_tails, queue, conn, "worker", worker)
         head = self._reserve_head
-        if head[0] != ts:
-            head = self._reserve_head = (ts, f'{{"v":1,"ts":{ts},"event":"reserve","job":')
-        self._stamps.append(ts)
-        self._lines.append(f"{head[1]}{job},{tail}")
+        if head[0] is not ts and head[0] != ts:  # a turn's events share one `now` object
+            head = self._reserve_head = self._head(ts, "reserve")
+        self._lines.append(f"{head[1]}{job}{entry[2]}")
 
     def emit_delete(self, ts: int, job: int, queue: str, conn: int | None, state: str) -> None:
         """Buffer a ``delete`` event (``state``: the state it was deleted from)."""
-        key = (queue, conn, state, None)  # 4 items: never equal to a reserve's key
+        entry = self._delete_tails.get(conn)
+        if entry is None or entry[0] is not queue or entry[1] is not state:
+            entry = self._conn_entry(self._delete_tails, queue, conn, "state", state)
+        head = self._delete_head
+        if head[0] is not ts and head[0] != ts:  # a turn's events share one `now` object
+            head = self._delete_head = self._head(ts, "delete")
+        self._lines.append(f"{head[1]}{job}{entry[2]}")
+
+    def _conn_entry(
+        self,
+        cache: dict[int | None, _ConnEntry],
+        queue: str,
+        conn: int | None,
+        field: str,
+        own: str | None,
+    ) -> _ConnEntry:
+        """A connection's (queue, own, tail) for a reserve (`field` "worker") or a delete
+        ("state"), kept in `cache` (by connection) and in the tail cache."""
+        key = (queue, conn, field, own)
         tail = self._tails.get(key)
         if tail is None:
-            state_json = _STATE_JSON.get(state) or _encode(state)
-            tail = self._new_tail(key, queue, conn, f'"state":{state_json}')
-        head = self._delete_head
-        if head[0] != ts:
-            head = self._delete_head = (ts, f'{{"v":1,"ts":{ts},"event":"delete","job":')
-        self._stamps.append(ts)
-        self._lines.append(f"{head[1]}{job},{tail}")
+            tail = self._new_tail(key, queue, conn, f'"{field}":{_json_value(own)}')
+        if len(cache) >= _TAIL_CACHE_MAX:
+            cache.clear()
+        entry = cache[conn] = (queue, own, tail)
+        return entry
 
     def _new_tail(
         self, key: tuple[object, ...] | None, queue: str, conn: int | None, fields: str
     ) -> str:
-        """A hot event's line tail: queue, conn, then its own `fields`; kept under `key`
-        (unless None) in a cache cleared when full."""
-        tail = f'"queue":{self._queue(queue)},"conn":{_json_value(conn)},{fields}}}\n'
+        """A hot event's line tail, from the comma after the job id: queue, conn, then its
+        own `fields`; kept under `key` (unless None) in a cache cleared when full."""
+        tail = f',"queue":{self._queue(queue)},"conn":{_json_value(conn)},{fields}}}\n'
         if key is not None:
             if len(self._tails) >= _TAIL_CACHE_MAX:
                 self._tails.clear()
@@ -230,30 +276,35 @@ class EventWriter:
         """Write every buffered line: one write per file touched."""
         if not self._lines:
             return
-        stamps, lines = self._stamps, self._lines
-        self._stamps, self._lines = [], []
-        if self._write_all_to_current(stamps, lines):
+        lines, low, high, stamped = self._lines, self._low, self._high, self._stamped
+        self._lines, self._low, self._high, self._stamped = [], -1, -1, {}
+        self._put_head = self._reserve_head = self._delete_head = _NO_HEAD
+        if self._write_all_to_current(low, high, lines, stamped):
             return
         chunks: dict[_LogFile, list[str]] = {}
-        for ts, line in zip(stamps, lines, strict=True):
-            log_file = self._file_for(ts, len(line))
+        for index, line in enumerate(lines):
+            log_file = self._file_for(_line_ts(lines, index, stamped), len(line))
             chunks.setdefault(log_file, []).append(line)
         for log_file, lines in chunks.items():
             log_file.write("".join(lines).encode())
             if self._files.get(log_file.day) is not log_file:
                 log_file.close()
 
-    def _write_all_to_current(self, stamps: list[int], lines: list[str]) -> bool:
+    def _write_all_to_current(
+        self, low: int, high: int, lines: list[str], stamped: dict[int, int]
+    ) -> bool:
         """The usual flush: every line goes to the open file of one day, none rotates it.
 
-        Same outcome as the per-line path: no line would cross the size limit (the file
-        was not empty or the whole batch fits) and none is past the file's age limit.
+        Same outcome as the per-line path: the day's file is opened by the first line
+        as there, no line would cross the size limit (the file was not empty or the
+        whole batch fits) and none is past the file's age limit.
         """
-        low, high = min(stamps), max(stamps)
         day = low // MS_PER_DAY
-        current = self._files.get(day)
-        if current is None or high // MS_PER_DAY != day:
+        if high // MS_PER_DAY != day:
             return False
+        current = self._files.get(day)
+        if current is None:
+            current = self._open_new(day, _line_ts(lines, 0, stamped))
         if high - current.first_ts >= self.max_file_age_ms:
             return False
         text = "".join(lines)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from analytics_support.reference import read_log
 from beanpod.events.writer import EventWriter, file_name
 
@@ -154,3 +158,53 @@ def test_hot_emitters_write_the_same_bytes_as_the_generic_path(tmp_path: Path) -
             for d in ("hot", "generic")}  # fmt: skip
     assert text["hot"].count("\n") == 3 * len(stamps)
     assert text["hot"] == text["generic"]
+
+
+QUEUES = ("q", "other", 'q"x')
+CALLS = st.tuples(
+    st.sampled_from(("put", "reserve", "delete", "append")),
+    st.integers(min_value=-2, max_value=3).map(lambda d: T0 + d * HOUR // 2),  # midnight, hours
+    st.sampled_from(QUEUES),
+    st.sampled_from((1, 2, None)),
+    st.sampled_from((None, "w")),
+    st.booleans(),  # flush after this event
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(calls=st.lists(CALLS, max_size=40), max_bytes=st.sampled_from((300, 1_000, 1 << 20)))
+def test_hot_emitters_match_the_generic_path_in_every_file(
+    tmp_path_factory: pytest.TempPathFactory,
+    calls: list[tuple[str, int, str, int | None, str | None, bool]],
+    max_bytes: int,
+) -> None:
+    """Any mix of hot events (cached per connection, by object identity), generic and
+    appended ones, flushed at any point, across midnight and file rotations: the same
+    files with the same bytes as the generic path (which keeps no caches)."""
+    root = tmp_path_factory.mktemp("writers")
+    hot, generic = EventWriter(root / "hot", max_bytes), EventWriter(root / "generic", max_bytes)
+    for job, (kind, ts, queue, conn, worker, flush) in enumerate(calls, start=1):
+        queue = "".join(queue)  # sometimes an equal string that is not the same object
+        if kind == "put":
+            hot.emit_put(ts, job, queue, conn, 0, 0, 1_000, 3)
+            generic.emit(ts, "put", job, queue, conn, pri=0, delay_ms=0, ttr_ms=1_000,
+                         bytes=3, uuid=None)  # fmt: skip
+        elif kind == "reserve":
+            hot.emit_reserve(ts, job, queue, conn, worker)
+            generic.emit(ts, "reserve", job, queue, conn, worker=worker)
+        elif kind == "delete":
+            state = "reserved" if worker is None else "buried"
+            hot.emit_delete(ts, job, queue, conn, state)
+            generic.emit(ts, "delete", job, queue, conn, state=state)
+        else:  # `ts` not leading the line: flush must not read it from there
+            event = {"event": "touch", "ts": ts, "v": 1, "job": job, "queue": queue, "conn": conn}
+            hot.append(event)
+            generic.append(event)
+        if flush:
+            hot.flush()
+            generic.flush()
+    hot.close()
+    generic.close()
+    assert files(root / "hot") == files(root / "generic")
+    for name in files(root / "hot"):
+        assert (root / "hot" / name).read_bytes() == (root / "generic" / name).read_bytes()
