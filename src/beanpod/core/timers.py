@@ -58,8 +58,17 @@ class TimerHeap:
             heappush(self._heap, entry)
 
     def cancel(self, target: Any) -> None:
-        if target.timer is not None:
+        entry = target.timer
+        if entry is not None:
             target.timer = None
+            run = self._run
+            if run:  # at either end of the run (FIFO or LIFO finishing): gone at once
+                if run[0] is entry:
+                    run.popleft()
+                    return
+                if run[-1] is entry:
+                    run.pop()
+                    return
             dead = self._dead = self._dead + 1
             if dead > 4096 and dead * 2 > len(self._run) + len(self._heap):
                 self._compact()
@@ -93,7 +102,9 @@ class TimerHeap:
     def next_due(self) -> int | None:
         """When the earliest live timer fires, or None if none is armed."""
         run = self._run
-        if run and not self._heap:  # the usual case: the run alone, its front live
+        if not self._heap:  # the usual case: the run alone, empty or its front live
+            if not run:
+                return None
             head = run[0]
             if head[3].timer is head:
                 return heap_entry(head)[0]

@@ -60,7 +60,8 @@ class BeanstalkdSession(BatchSession):
 
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
-        mark = self._mark()
+        wal = self.app.wal
+        mark = 0 if wal is None else wal.appended  # self._mark(), inline
         out: list[bytes] = []
         append = out.append
         parser = self.parser
@@ -85,4 +86,6 @@ class BeanstalkdSession(BatchSession):
                     close = stop = True
                     break
                 append(reply)
+            if parser.drained:
+                break
         self._flush(out, close, mark)

@@ -63,3 +63,20 @@ def test_dead_entries_are_compacted() -> None:
     assert len(timers) == 10 and timers.stored < 5_000
     fired = [timers.pop_due(10**9) for _ in range(10)]
     assert [e[3].name for e in fired if e] == list(range(9_990, 10_000))
+
+
+def test_cancels_at_either_end_of_the_run_leave_nothing_behind() -> None:
+    """TTRs of one length cancelled in reservation order (FIFO) or newest first (LIFO),
+    as reserve+delete does, are removed at once instead of left for lazy deletion."""
+    timers = TimerHeap()
+    targets = [Target(i) for i in range(10)]
+    for when, target in enumerate(targets):
+        timers.arm(when, 1, target)
+    for target in targets[:4]:  # oldest first
+        timers.cancel(target)
+    for target in reversed(targets[6:]):  # newest first
+        timers.cancel(target)
+    assert timers.stored == 2 and len(timers) == 2
+    timers.cancel(targets[4])
+    timers.arm(5, 1, targets[5])  # re-armed: its old entry is dead, in the middle
+    assert len(timers) == 1 and timers.next_due() == 5

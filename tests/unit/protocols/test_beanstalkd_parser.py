@@ -169,3 +169,20 @@ def test_take_returns_a_batch_and_give_back_keeps_the_rest_in_order() -> None:
     parser.feed(b" 1\r\nx\r\n")
     assert parser.take() == [(w.PUT, 1, 2, 3, b"x")]
     assert parser.buffered == 0
+
+
+@given(st.lists(st.sampled_from([data for data, _ in CASES]), max_size=6), st.data())
+def test_drained_promises_no_command_until_more_bytes(
+    pieces: list[bytes], data: st.DataObject
+) -> None:
+    """The session stops asking once `take` says `drained`: that must never leave a
+    command behind, whatever the reads' boundaries."""
+    stream = b"".join(pieces)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=8)))
+    parser = c.Parser()
+    for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+        parser.feed(stream[a:b])
+        while parser.take():
+            if parser.drained:
+                assert parser.take() == []
+                break
