@@ -106,8 +106,9 @@ class TimerHeap:
             if not run:
                 return None
             head = run[0]
+            when = head[0]  # read before the identity test, which widens `head` to Any
             if head[3].timer is head:
-                return heap_entry(head)[0]
+                return when
         entry = self._front()
         return None if entry is None else entry[0]
 
