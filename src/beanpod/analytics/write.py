@@ -13,12 +13,6 @@ TABLES: dict[str, str | None] = {
     "workers": None,
     "jobs": None,
 }
-#: Columns with about one value per row, by table: Parquet's writer would build a
-#: dictionary for each page of them and throw it away (``jobs``: 3.1 M rows at 10 M events,
-#: its write 13.9-14.6 -> 12.0-12.7 s with these off, files 9 % larger; docs/performance.md).
-NO_DICTIONARY: dict[str, tuple[str, ...]] = {
-    "jobs": ("job", "put_ts", "last_ts", "total_wait_ms", "total_run_ms"),
-}
 
 
 def table_uri(out_uri: str, table: str) -> str:
@@ -31,8 +25,6 @@ def write_table(df: DataFrame, out_uri: str, table: str, partitions: int | None 
     if partitions is not None:  # repartition, not coalesce: that would run the last
         df = df.repartition(partitions)  # aggregation stage in ``partitions`` tasks
     writer = df.write.mode("overwrite")
-    for column in NO_DICTIONARY.get(table, ()):
-        writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
     partition_by = TABLES.get(table)
     if partition_by is not None:
         writer = writer.partitionBy(partition_by)
