@@ -22,7 +22,8 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from bench.servers import RunningServer, ServerKind, cpu_seconds
 
 REQUEST = b"put 0 0 60 100\r\n" + b"x" * 100 + b"\r\n"
 
@@ -56,70 +57,61 @@ def serve_epoll() -> None:
         conn.send(b"INSERTED 1\r\n")
 
 
-def server_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-SERVERS = {
+FLOORS = {
     "uvloop protocol": [sys.executable, "-m", "bench.floor", "--serve"],
     "epoll loop": [sys.executable, "-m", "bench.floor", "--serve", "--epoll"],
 }
+QUEUES = {
+    "beanpod": ServerKind.beanpod(python=sys.executable),
+    "beanstalkd": ServerKind.beanstalkd(),
+}
 
 
-def ping_pong(cmd: list[str], requests: int, port: int | None = None) -> tuple[float, float]:
-    """Start `cmd` on core 0 (it prints its port unless `port` is given), drive it from
-    core 1 at depth 1: (requests per second, server CPU µs per request)."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"))
-    proc = subprocess.Popen(
-        ["taskset", "-c", "0", *cmd], stdout=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        assert proc.stdout is not None
-        if port is None:
-            port = int(proc.stdout.readline())
-        os.sched_setaffinity(0, {1})
-        sock = _connect(port)
+def ping_pong(port: int, pid: int, requests: int) -> tuple[float, float]:
+    """Drive the server at `port` (process `pid`, on core 0) from core 1 at depth 1:
+    (requests per second, server CPU µs per request)."""
+    os.sched_setaffinity(0, {1})
+    with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        cpu0, t0 = server_cpu_seconds(proc.pid), time.perf_counter()
+        cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         for _ in range(requests):
             sock.sendall(REQUEST)
             sock.recv(64)
         elapsed = time.perf_counter() - t0
-        cpu = server_cpu_seconds(proc.pid) - cpu0
-        sock.close()
-        return requests / elapsed, cpu / requests * 1e6
+        cpu = cpu_seconds(pid) - cpu0
+    return requests / elapsed, cpu / requests * 1e6
+
+
+def floor(name: str, requests: int) -> tuple[float, float]:
+    """One floor server on core 0 (it prints its port once listening), driven."""
+    cmd = ["taskset", "-c", "0", *FLOORS[name]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        return ping_pong(int(proc.stdout.readline()), proc.pid, requests)
     finally:
         proc.kill()
         proc.wait()
 
 
-def _connect(port: int) -> socket.socket:
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port))
-        except ConnectionRefusedError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
+def queue(kind: ServerKind, requests: int) -> tuple[float, float]:
+    """beanpod or beanstalkd on core 0, started as the side-by-side bench does, driven."""
+    server = RunningServer(kind, (), core=0)
+    try:
+        return ping_pong(server.port, server.pid, requests)
+    finally:
+        server.stop()
 
 
 def compare(requests: int, repeat: int) -> None:
-    """Both floors and beanstalkd, interleaved; medians and the ratio to beanstalkd."""
-    queues = {
-        "beanpod": [sys.executable, "-m", "beanpod", "serve", "--workq-port", "0"],
-        "beanstalkd": ["beanstalkd"],
-    }
-    results: dict[str, list[tuple[float, float]]] = {n: [] for n in [*SERVERS, *queues]}
+    """Both floors, beanpod and beanstalkd, interleaved; medians and the ratio to
+    beanstalkd."""
+    results: dict[str, list[tuple[float, float]]] = {n: [] for n in [*FLOORS, *QUEUES]}
     for round_ in range(repeat):
-        for name, cmd in SERVERS.items():
-            results[name].append(ping_pong(cmd, requests))
-        for name, cmd in queues.items():
-            with socket.create_server(("127.0.0.1", 0)) as probe:
-                port = probe.getsockname()[1]
-            argv = [*cmd, "-l", "127.0.0.1", "-p", str(port)]
-            results[name].append(ping_pong(argv, requests, port))
+        for name in FLOORS:
+            results[name].append(floor(name, requests))
+        for name, kind in QUEUES.items():
+            results[name].append(queue(kind, requests))
         print(f"round {round_ + 1}/{repeat} done", file=sys.stderr, flush=True)
     base = statistics.median(rate for rate, _ in results["beanstalkd"])
     print("| server (d=1, one connection) | req/s | server CPU µs/request | vs beanstalkd |")
@@ -150,7 +142,7 @@ def main() -> None:
         compare(args.requests, args.repeat)
         return
     name = "epoll loop" if args.epoll else "uvloop protocol"
-    rate, cpu = ping_pong(SERVERS[name], args.requests)
+    rate, cpu = floor(name, args.requests)
     print(f"floor d=1 ({name}): {rate:,.0f} req/s, server CPU {cpu:.1f} µs/request")
 
 

@@ -14,14 +14,10 @@ import argparse
 import time
 from pathlib import Path
 
+from bench import load  # bench/analytics/bench.py, beside this script (as it imports generate)
 from pyspark import StorageLevel
 
 from beanpod.analytics import compact, pipeline, transforms
-
-
-def load() -> str:
-    """The 1-minute load average."""
-    return Path("/proc/loadavg").read_text().split()[0]
 
 
 def main() -> None:
