@@ -60,8 +60,7 @@ class BeanstalkdSession(BatchSession):
 
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
-        wal = self.app.wal
-        mark = 0 if wal is None else wal.appended  # self._mark(), inline
+        mark = self._mark()
         out: list[bytes] = []
         append = out.append
         parser = self.parser

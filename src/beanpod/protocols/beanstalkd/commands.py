@@ -243,7 +243,8 @@ class Parser:
             batch = self._parse_batch()
             if batch:
                 return batch
-            self.drained = False
+        # An empty batch that ran to its end saw no CRLF, and the exact path finds no
+        # command there either: `drained` is right as `_parse_batch` left it.
         cmd = self._next_command()
         return [] if cmd is None else [cmd]
 
