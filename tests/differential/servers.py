@@ -43,14 +43,49 @@ class ServerStartError(RuntimeError):
     """The server process exited or never started listening."""
 
 
+_handed_out: set[int] = set()
+_handed_out_lock = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+    """A free port never handed out before in this run.
+
+    Spares start in parallel threads, and the kernel may offer a just-closed port
+    again; two servers told the same port would leave one of them dead.
+    """
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((HOST, 0))
+            port = int(s.getsockname()[1])
+        with _handed_out_lock:
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
 
 
-def _listening_in_proc(port: int) -> bool | None:
-    """True/False if /proc tells whether ``port`` is in LISTEN state, None if unknown."""
+def _socket_inodes(pid: int) -> set[str] | None:
+    """Inodes of the sockets ``pid`` holds open, None if /proc cannot tell."""
+    fd_dir = Path(f"/proc/{pid}/fd")
+    inodes: set[str] = set()
+    try:
+        fds = list(fd_dir.iterdir())
+    except OSError:
+        return None
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    return inodes
+
+
+def _listening_in_proc(port: int, pid: int) -> bool | None:
+    """True/False if /proc tells whether process ``pid`` listens on ``port``.
+
+    The listener must be the process's own socket: if another server holds the
+    port, this one fails to bind and exits, and the port's LISTEN line must not
+    pass for it (its session would talk to the other server).  None if unknown.
+    """
     found_any = False
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -60,8 +95,12 @@ def _listening_in_proc(port: int) -> bool | None:
         found_any = True
         for line in lines:
             parts = line.split()
-            if len(parts) > 3 and parts[3] == "0A" and parts[1].endswith(f":{port:04X}"):
-                return True
+            if len(parts) > 9 and parts[3] == "0A" and parts[1].endswith(f":{port:04X}"):
+                inodes = _socket_inodes(pid)
+                if inodes is None:
+                    return None
+                if parts[9] in inodes:
+                    return True
     return False if found_any else None
 
 
@@ -178,7 +217,7 @@ class Server:
                     f"{self.kind} exited with status {self.proc.returncode} before "
                     f"listening on port {self.port}; output:\n{self.output()}"
                 )
-            state = _listening_in_proc(self.port)
+            state = _listening_in_proc(self.port, self.proc.pid)
             if state is None:
                 state = _probe_connect(self.port)
             if state:
