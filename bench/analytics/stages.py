@@ -1,11 +1,12 @@
 """Time the pipeline's stages in one Spark session, for same-session comparisons.
 
-    PYTHONPATH=src python bench/analytics/stages.py --events 10000000 --rounds 3
+    PYTHONPATH=src python -m bench.analytics.stages --events 10000000 --rounds 3
 
 Reads the Parquet cache that ``bench.py`` left under ``--data`` (run it once first), builds
 and caches the per-job window, then sends every table to Spark's ``noop`` sink, ``--rounds``
 times in one session (the first round runs on a JIT-cold JVM), printing each time with the
-1-minute load average: on a shared machine only figures from the same session compare.
+JVM's CPU seconds (its threads on both cores, GC included: steadier than wall time when the
+machine is shared) and the 1-minute load average. Only figures from one session compare.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from bench import load  # bench/analytics/bench.py, beside this script (as it imports generate)
+from bench.analytics.bench import load
+from bench.servers import cpu_seconds
 from pyspark import StorageLevel
 
 from beanpod.analytics import compact, pipeline, transforms
@@ -27,19 +29,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     spark = pipeline.build_session("local[2]")
+    jvm_pid: int = spark.sparkContext._gateway.proc.pid  # type: ignore[union-attr]
+
+    def report(r: int, name: str, started: float, cpu: float) -> None:
+        wall, used = time.perf_counter() - started, cpu_seconds(jvm_pid) - cpu
+        print(f"round {r} {name:17s} {wall:6.1f}s  cpu {used:6.1f}s  (load {load()})")
+
     events_uri = str(args.data / f"events-{args.events}")
     cache = compact.cache_uri(str(args.data / f"out-{args.events}" / "spark"))
     for r in range(args.rounds):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
         read = pipeline.read_frame(spark, events_uri, None, None, cache)
         events = pipeline.in_range(read, None, None)
         enriched = transforms.with_reservation_times(events)
         enriched.persist(StorageLevel.MEMORY_AND_DISK).count()
-        print(f"round {r} window + cache {time.perf_counter() - started:6.1f}s  (load {load()})")
+        report(r, "window + cache", started, cpu)
         for name, table in pipeline.build_tables(events, enriched).items():
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
             table.write.format("noop").mode("overwrite").save()
-            print(f"round {r} {name:17s} {time.perf_counter() - started:6.1f}s  (load {load()})")
+            report(r, name, started, cpu)
         enriched.unpersist()
 
 
