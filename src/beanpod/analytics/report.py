@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -96,7 +97,7 @@ def throughput_chart(rows: list[Row], queue: str) -> str:
 def histogram_chart(rows: list[Row], queue: str) -> str:
     """Wait and run histograms over qless buckets, summed over days."""
     fig = Figure(figsize=(8, 2.8))
-    fig.subplots_adjust(left=0.09, right=0.98, top=0.8, bottom=0.18, wspace=0.3)
+    fig.subplots_adjust(left=0.11, right=0.98, top=0.8, bottom=0.18, wspace=0.35)
     axes = fig.subplots(1, 2)
     for ax, kind in zip(axes, ("wait", "run"), strict=True):
         counts: dict[str, int] = defaultdict(int)
@@ -105,7 +106,9 @@ def histogram_chart(rows: list[Row], queue: str) -> str:
                 counts[row["bucket"]] += row["count"]
         buckets = sorted(counts, key=bucket_sort_key)
         color = "tab:blue" if kind == "wait" else "tab:green"
-        ax.bar(range(len(buckets)), [counts[b] for b in buckets], color=color)
+        # One filled step patch, not a rectangle per bucket (~110 buckets: a third faster).
+        edges = [i - 0.5 for i in range(len(buckets) + 1)]
+        ax.stairs([counts[b] for b in buckets], edges, fill=True, color=color)
         step = max(1, len(buckets) // 12)
         ax.set_xticks(range(0, len(buckets), step), buckets[::step], fontsize=7, rotation=90)
         ax.set_title(f"{kind} time (qless buckets)")
@@ -129,6 +132,9 @@ def percentile_chart(rows: list[Row], queue: str) -> str:
             ]
             ax.plot([str(d) for d, _ in points], [v for _, v in points], marker="o", label=p)
         ax.set_yscale("symlog", linthresh=1.0)
+        # Plain numbers: symlog's default labels are mathtext, parsed per tick per draw.
+        ax.yaxis.set_major_formatter("{x:g}")
+        ax.yaxis.set_minor_locator(NullLocator())
         ax.set_title(f"{kind} percentiles by UTC day (seconds)")
         ax.legend(loc="upper left", fontsize=7)
         ax.tick_params(axis="x", labelrotation=45, labelsize=7)
