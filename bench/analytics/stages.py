@@ -39,12 +39,12 @@ def main() -> None:
     cache = compact.cache_uri(str(args.data / f"out-{args.events}" / "spark"))
     for r in range(args.rounds):
         started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
-        read = pipeline.read_frame(spark, events_uri, None, None, cache)
+        read, partials = pipeline.read_log(spark, events_uri, None, None, cache)
         events = pipeline.in_range(read, None, None)
         enriched = transforms.with_reservation_times(events)
         enriched.persist(StorageLevel.MEMORY_AND_DISK).count()
         report(r, "window + cache", started, cpu)
-        for name, table in pipeline.build_tables(events, enriched).items():
+        for name, table in pipeline.build_tables(events, enriched, partials).items():
             started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
             table.write.format("noop").mode("overwrite").save()
             report(r, name, started, cpu)

@@ -12,6 +12,11 @@ exactly what :func:`beanpod.analytics.read.read_events` gives.
 Every partition is stored in :data:`BUCKETS` files by hash of ``job`` (Spark's bucketing,
 through a catalog table over the cache folder that each run declares afresh): the per-job
 window then finds the events already clustered by job and needs no shuffle.
+
+Beside the events, each file's partial aggregates (:class:`beanpod.analytics.transforms.
+Partials`: its fails and its connections' latest worker names) are kept under
+``_partials/NAME/date=D/file=NAME/``: the tables built from them then read a few rows per
+file instead of scanning every event for the few that matter.
 """
 
 from __future__ import annotations
@@ -20,17 +25,20 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from beanpod.analytics import transforms
 from beanpod.analytics.read import (
     FOLDER_RE,
     EventFile,
     empty_events,
     file_key,
+    file_ranks,
     literal_frame,
     parse_lines,
     read_lines,
@@ -41,11 +49,18 @@ from beanpod.analytics.schema import spark_schema
 CACHE_DIR = "_events_parquet"
 MANIFEST = "_beanpod_manifest.json"
 #: Layout version in each manifest: a day stored by another version is parsed again
-#: (1, unversioned: one plain Parquet partition per file; 2: bucketed by job).
-CACHE_VERSION = 2
+#: (1, unversioned: one plain Parquet partition per file; 2: bucketed by job; 3: with
+#: each file's partial aggregates).
+CACHE_VERSION = 3
 #: Files per partition, by hash of ``job``; the window runs in this many tasks.
 BUCKETS = 8
 PARTITIONS = ("date", "file")
+PARTIALS_DIR = "_partials"  # "_": not a partition folder of the events table
+#: Partial aggregates kept per file: name -> builder (events with ``day``, grouping columns).
+PARTIAL_BUILDERS: dict[str, Callable[[DataFrame, tuple[str, ...]], DataFrame]] = {
+    "failures": transforms.failure_partials,
+    "worker_names": transforms.worker_name_partials,
+}
 #: File names usable verbatim as partition values (Spark escapes others in paths).
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 
@@ -124,6 +139,15 @@ def _partition(cache: str, f: EventFile) -> str:
     return f"{cache}/{f.folder}/file={_name(f)}"
 
 
+def _partials_uri(cache: str, name: str) -> str:
+    return f"{cache}/{PARTIALS_DIR}/{name}"
+
+
+def _file_key_column() -> Column:
+    """The table's ``date`` and ``file`` partition values as a :func:`file_key`."""
+    return F.concat(F.lit("date="), F.col("date"), F.lit("/"), F.col("file"))
+
+
 def table_schema() -> StructType:
     """The cache's columns: the event fields, ``line_id``, ``key`` and the partitions."""
     fields = [f for f in spark_schema().fields if f.name != "v"]
@@ -164,10 +188,51 @@ def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str
     events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path")
     events = events.select(*table_schema().names)  # insertInto matches by position
     events.write.insertInto(table, overwrite=True)
+    # The partials from the Parquet just written (cheaper than parsing the lines again).
+    stored = spark.table(table).where(_file_key_column().isin([file_key(f) for f in stale]))
+    timed = transforms.with_time_columns(stored)
+    for name, build in PARTIAL_BUILDERS.items():
+        uri = _partials_uri(cache, name)
+        for f in stale:  # a file now without such rows must not keep an old partition
+            fs, path = _filesystem(spark, f"{uri}/{f.folder}/file={_name(f)}")
+            fs.delete(path, True)
+        partial = build(timed, ("key", *PARTITIONS)).write.mode("overwrite")
+        partial = partial.option("partitionOverwriteMode", "dynamic").partitionBy(*PARTITIONS)
+        partial.parquet(uri)
 
 
-def read_events_cached(spark: SparkSession, files: list[EventFile], cache: str) -> DataFrame:
-    """The events of ``files`` (as ``read_events`` gives them), parsing only changed files."""
+def _stored_partials(
+    spark: SparkSession, cache: str, files: list[EventFile], keys: list[str], events: DataFrame
+) -> transforms.Partials:
+    """The partials the cache keeps for the files ``keys`` (whose rows are ``events``), with
+    each file's ``file_rank``; computed from ``events`` if their folder is gone."""
+    ranks = F.broadcast(file_ranks(spark, files).drop("path"))
+    nothing = F.lit(None).cast("string")
+    empty = transforms.with_time_columns(empty_events(spark))
+    empty = empty.withColumns({name: nothing for name in ("key", *PARTITIONS)})
+    computed = transforms.partials(transforms.with_time_columns(events))
+
+    def load(name: str, fallback: DataFrame) -> DataFrame:
+        uri = _partials_uri(cache, name)
+        fs, path = _filesystem(spark, uri)
+        if not fs.exists(path):  # removed by hand: correct, only slower
+            return fallback
+        # An explicit schema: a write of no rows leaves a folder Spark cannot infer one from.
+        schema = PARTIAL_BUILDERS[name](empty, ("key", *PARTITIONS)).schema
+        stored = spark.read.schema(schema).parquet(uri)
+        kept = stored.where(_file_key_column().isin(keys)).drop(*PARTITIONS)
+        return kept.join(ranks, "key").drop("key")
+
+    return transforms.Partials(
+        load("failures", computed.failures), load("worker_names", computed.worker_names)
+    )
+
+
+def read_events_cached(
+    spark: SparkSession, files: list[EventFile], cache: str
+) -> tuple[DataFrame, transforms.Partials]:
+    """The events of ``files`` (as ``read_events`` gives them) and their partials (rows
+    with ``day``; not filtered by day), parsing only changed files."""
     by_folder = cacheable_folders(files)
     table = _declare_table(spark, cache)
     stale: list[EventFile] = []
@@ -180,15 +245,24 @@ def read_events_cached(spark: SparkSession, files: list[EventFile], cache: str) 
             write_small_text(spark, f"{cache}/{folder}/{MANIFEST}", _manifest(by_folder[folder]))
         table = _declare_table(spark, cache)  # forget partitions deleted for empty files
     cached = [f for group in by_folder.values() for f in group]
-    parts = []
+    parts: list[tuple[DataFrame, transforms.Partials]] = []
     if cached:  # a file without events has no partition: it matches nothing
-        key = F.concat(F.lit("date="), F.col("date"), F.lit("/"), F.col("file"))
-        kept = spark.table(table).where(key.isin([file_key(f) for f in cached]))
-        parts.append(with_file_rank(spark, kept.drop(*PARTITIONS), files, on="key"))
+        keys = [file_key(f) for f in cached]
+        kept = spark.table(table).where(_file_key_column().isin(keys))
+        events = with_file_rank(spark, kept.drop(*PARTITIONS), files, on="key")
+        parts.append((events, _stored_partials(spark, cache, files, keys, events)))
     cached_paths = {f.path for f in cached}
     fresh = [f for f in files if f.path not in cached_paths]
     if fresh:
-        parts.append(with_file_rank(spark, parse_lines(read_lines(spark, fresh)), files))
+        events = with_file_rank(spark, parse_lines(read_lines(spark, fresh)), files)
+        parts.append((events, transforms.partials(transforms.with_time_columns(events))))
     if not parts:
-        return empty_events(spark)
-    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+        events = empty_events(spark)
+        return events, transforms.partials(transforms.with_time_columns(events))
+    if len(parts) == 1:
+        return parts[0]
+    (events_a, partials_a), (events_b, partials_b) = parts
+    return events_a.unionByName(events_b), transforms.Partials(
+        partials_a.failures.unionByName(partials_b.failures),
+        partials_a.worker_names.unionByName(partials_b.worker_names),
+    )

@@ -90,6 +90,26 @@ class _Stages:
             self.callback(Progress(name, index, len(STAGES), self.seconds[name]))
 
 
+def read_log(
+    spark: SparkSession,
+    events_uri: str,
+    day_from: date | None,
+    day_to: date | None,
+    cache_uri: str | None = None,
+) -> tuple[DataFrame, transforms.Partials]:
+    """Valid events of the folders in the day range (unchanged files from ``cache_uri``)
+    and their per-file partials (from the cache where it keeps them; not yet day-filtered).
+    """
+    files = read.list_event_files(spark, events_uri, day_from, day_to)
+    if cache_uri is not None and files:
+        return compact.read_events_cached(spark, files, cache_uri)
+    if not files:
+        events = read.empty_events(spark)
+    else:
+        events = read.with_file_rank(spark, read.parse_lines(read.read_lines(spark, files)), files)
+    return events, transforms.partials(transforms.with_time_columns(events))
+
+
 def read_frame(
     spark: SparkSession,
     events_uri: str,
@@ -98,27 +118,26 @@ def read_frame(
     cache_uri: str | None = None,
 ) -> DataFrame:
     """Valid events of the folders in the day range (unchanged files from ``cache_uri``)."""
-    files = read.list_event_files(spark, events_uri, day_from, day_to)
-    if not files:
-        return read.empty_events(spark)
-    if cache_uri is None:
-        return read.with_file_rank(spark, read.parse_lines(read.read_lines(spark, files)), files)
-    return compact.read_events_cached(spark, files, cache_uri)
+    return read_log(spark, events_uri, day_from, day_to, cache_uri)[0]
 
 
 def in_range(events: DataFrame, day_from: date | None, day_to: date | None) -> DataFrame:
-    """Events in the day range with time columns (what ``failures`` and worker names read)."""
+    """Events in the day range with time columns (what the window reads)."""
     return transforms.filter_days(transforms.with_time_columns(events), day_from, day_to)
 
 
-def build_tables(events: DataFrame, enriched: DataFrame) -> dict[str, DataFrame]:
-    """Every output table (lazy) from the in-range events and the enriched frame."""
+def build_tables(
+    events: DataFrame, enriched: DataFrame, partials: transforms.Partials | None = None
+) -> dict[str, DataFrame]:
+    """Every output table (lazy) from the in-range events, the enriched frame and the
+    in-range partials (computed from ``events`` when not given)."""
+    partials = partials if partials is not None else transforms.partials(events)
     return {
         "queue_daily": transforms.queue_daily(enriched),
         "histograms": transforms.histograms(transforms.durations(enriched)),
-        "failures": transforms.failures(events),
+        "failures": transforms.failures_from_partials(partials.failures),
         "throughput_hourly": transforms.throughput_hourly(enriched),
-        "workers": transforms.workers(enriched, events),
+        "workers": transforms.workers(enriched, transforms.worker_names(partials.worker_names)),
         "jobs": transforms.jobs(enriched),
     }
 
@@ -142,15 +161,16 @@ def run(
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
-        read_events = read_frame(spark, events_uri, day_from, day_to, cache_uri)
+        read_events, read_partials = read_log(spark, events_uri, day_from, day_to, cache_uri)
         events = in_range(read_events, day_from, day_to)
+        partials = read_partials.in_days(day_from, day_to)
         enriched = transforms.with_reservation_times(events)
         kept.append(enriched.persist(StorageLevel.MEMORY_AND_DISK))
     try:
         with stages.stage("reservations"):
             enriched.count()  # materialises the cache every table reads
         drawn: dict[str, DataFrame] = {}
-        for name, table in build_tables(events, enriched).items():
+        for name, table in build_tables(events, enriched, partials).items():
             with stages.stage(name):
                 if name in report.DRAWN_TABLES:  # keep what the report draws: no re-read
                     table = drawn[name] = table.persist(StorageLevel.MEMORY_AND_DISK)

@@ -8,6 +8,7 @@ arithmetically, never through the session time zone.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 from pyspark.sql import Column, DataFrame, Window
@@ -67,11 +68,6 @@ def utc_day(ts: Column) -> Column:
 def utc_hour(ts: Column) -> Column:
     """A millisecond timestamp truncated to its UTC hour, as a timestamp."""
     return F.timestamp_millis(ts - F.pmod(ts, F.lit(MS_PER_HOUR)))
-
-
-def log_order(prefix: str = "") -> Column:
-    """A sortable struct that orders events as the log does: ts, file, line."""
-    return F.struct(*(F.col(prefix + c) for c in ("ts", "file_rank", "line_id")))
 
 
 def is_done(event: Column, state: Column) -> Column:
@@ -228,19 +224,57 @@ def histograms(durations_df: DataFrame) -> DataFrame:
     return counted.select("queue", "day", "kind", "bucket", "count")
 
 
-def failures(events: DataFrame) -> DataFrame:
-    """Fails per queue, day and group, with the message of the group's last fail that day.
+def failure_partials(events: DataFrame, by: tuple[str, ...] = ("file_rank",)) -> DataFrame:
+    """Fails per file (``by``), queue, UTC day and group, with the file's latest fail.
 
+    Partial, mergeable by :func:`failures_from_partials`: the Parquet cache keeps one per
+    log file, so a run need not scan every event for the few fails. ``(ts, line_id)`` is
+    unique within a file, so the struct's maximum is the latest fail, message and all.
     Reads the log's rows with ``day`` (not the enriched frame, which has no messages).
     """
     fails = events.where(F.col("event") == FAIL)
-    grouped = fails.groupBy(
-        "queue", "day", F.coalesce(F.col("group"), F.lit(NO_GROUP)).alias("group")
-    ).agg(
-        F.count("*").alias("count"),
-        F.max_by("message", log_order()).alias("last_message"),
+    group = F.coalesce(F.col("group"), F.lit(NO_GROUP)).alias("group")
+    grouped = fails.groupBy(*by, "queue", "day", group).agg(
+        F.count("*").alias("count"), F.max(F.struct("ts", "line_id", "message")).alias("last")
+    )
+    return grouped.select(
+        *by, "queue", "day", "group", "count",
+        F.col("last.ts").alias("last_ts"), F.col("last.line_id").alias("last_line_id"),
+        F.col("last.message").alias("last_message"),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Partials:
+    """The per-file partial aggregates of the log (rows carry ``file_rank`` and ``day``)."""
+
+    failures: DataFrame  # failure_partials
+    worker_names: DataFrame  # worker_name_partials
+
+    def in_days(self, day_from: date | None, day_to: date | None) -> Partials:
+        return Partials(
+            filter_days(self.failures, day_from, day_to),
+            filter_days(self.worker_names, day_from, day_to),
+        )
+
+
+def partials(events: DataFrame) -> Partials:
+    """Every partial computed from the log's rows (with ``day``, ``file_rank``, ``line_id``)."""
+    return Partials(failure_partials(events), worker_name_partials(events))
+
+
+def failures_from_partials(partials: DataFrame) -> DataFrame:
+    """The ``failures`` table from :func:`failure_partials` rows that carry ``file_rank``."""
+    latest = F.struct("last_ts", "file_rank", "last_line_id")
+    grouped = partials.groupBy("queue", "day", "group").agg(
+        F.sum("count").alias("count"), F.max_by("last_message", latest).alias("last_message")
     )
     return grouped.select("queue", "day", "group", "count", "last_message")
+
+
+def failures(events: DataFrame) -> DataFrame:
+    """Fails per queue, day and group, with the message of the group's last fail that day."""
+    return failures_from_partials(failure_partials(events))
 
 
 def throughput_hourly(enriched: DataFrame) -> DataFrame:
@@ -254,10 +288,33 @@ def throughput_hourly(enriched: DataFrame) -> DataFrame:
     return hourly.select("queue", "hour", "put", "reserves", "done")
 
 
-def workers(enriched: DataFrame, events: DataFrame) -> DataFrame:
+def worker_name_partials(events: DataFrame, by: tuple[str, ...] = ("file_rank",)) -> DataFrame:
+    """Per file (``by``), connection and UTC day: the worker name of the latest reserve.
+
+    Partial like :func:`failure_partials` (the cache keeps one per log file); merged by
+    :func:`worker_names`. Reads the log's rows (which keep ``worker``) with ``day``.
+    """
+    ev = F.col("event")
+    named = events.where((ev == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull())
+    latest = named.groupBy(*by, "conn", "day").agg(
+        F.max(F.struct("ts", "line_id", "worker")).alias("last")
+    )
+    return latest.select(
+        *by, "conn", "day", F.col("last.ts").alias("last_ts"),
+        F.col("last.line_id").alias("last_line_id"), F.col("last.worker").alias("worker"),
+    )  # fmt: skip
+
+
+def worker_names(partials: DataFrame) -> DataFrame:
+    """``conn``, ``worker``: the name its latest reserve gave, from name partials."""
+    latest = F.struct("last_ts", "file_rank", "last_line_id")
+    return partials.groupBy("conn").agg(F.max_by("worker", latest).alias("worker"))
+
+
+def workers(enriched: DataFrame, names: DataFrame) -> DataFrame:
     """Per connection and UTC day: reserves, done events and busy time of its reservations.
 
-    Worker names come from ``events`` (the log's rows, which keep ``worker``).
+    Worker names come from ``names`` (:func:`worker_names`).
     """
     own = enriched.where(F.col("conn").isNotNull()).select(
         "conn", "day",
@@ -279,13 +336,6 @@ def workers(enriched: DataFrame, events: DataFrame) -> DataFrame:
             F.count("run_ms").alias("runs"),
         )
         .where((F.col("reserves") > 0) | (F.col("done") > 0) | (F.col("runs") > 0))
-    )
-    names = (
-        events.where(
-            (F.col("event") == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull()
-        )
-        .groupBy("conn")
-        .agg(F.max_by("worker", log_order()).alias("worker"))
     )
     joined = per_day.join(names, "conn", "left")
     return joined.select("conn", "worker", "day", "reserves", "done", "busy_ms")

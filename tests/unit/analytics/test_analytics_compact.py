@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -10,10 +11,14 @@ from pyspark.testing import assertDataFrameEqual
 
 from analytics_support.eventgen import JobScript, Step, write_log
 from beanpod.analytics.compact import MANIFEST
-from beanpod.analytics.pipeline import read_frame
+from beanpod.analytics.pipeline import read_frame, read_log
 
 HOUR = 3_600_000
 EXTRA_LINE = '{"v":1,"ts":1735776000500,"event":"touch","job":1,"queue":"emails","conn":2}\n'
+FAIL_LINE = (
+    '{"v":1,"ts":1735776000600,"event":"fail","job":1,"queue":"emails","conn":2,'
+    '"group":"oom","message":"killed"}\n'
+)
 
 
 def _log() -> dict[str, object]:
@@ -51,9 +56,15 @@ def test_cache_is_reused_and_refreshed_when_a_file_changes(
     assert folders == ["date=2025-01-01", "date=2025-01-02"]
 
     def check() -> None:
-        direct = _in_log_order(read_frame(spark, str(events), None, None))
-        cached = _in_log_order(read_frame(spark, str(events), None, None, str(cache)))
-        assertDataFrameEqual(cached, direct)
+        direct, direct_partials = read_log(spark, str(events), None, None)
+        cached, cached_partials = read_log(spark, str(events), None, None, str(cache))
+        assertDataFrameEqual(_in_log_order(cached), _in_log_order(direct))
+        for name in ("failures", "worker_names"):  # kept per file; line ids may differ
+            columns = [c for c in getattr(direct_partials, name).columns if c != "last_line_id"]
+            assertDataFrameEqual(
+                getattr(cached_partials, name).select(columns),
+                getattr(direct_partials, name).select(columns),
+            )
 
     check()
     assert all((cache / folder / MANIFEST).exists() for folder in folders)
@@ -62,9 +73,13 @@ def test_cache_is_reused_and_refreshed_when_a_file_changes(
     assert _parts(cache) == stored  # nothing re-parsed
     oldest = min(events.glob("date=2025-01-01/*.jsonl"))
     with open(oldest, "a") as f:
-        f.write(EXTRA_LINE)
+        f.write(EXTRA_LINE + FAIL_LINE)
     check()
     changed = {p for p, mtime in _parts(cache).items() if stored.get(p) != mtime}
     assert changed and all(f"file={oldest.name}" in str(p) for p in changed)
     rows = read_frame(spark, str(events), None, None, str(cache)).where("event = 'touch'")
     assert rows.count() == 1
+    fails = read_log(spark, str(events), None, None, str(cache))[1].failures.collect()
+    assert [(r["group"], r["count"], r["last_message"]) for r in fails] == [("oom", 1, "killed")]
+    shutil.rmtree(cache / "_partials")  # removed by hand: computed from the cached events
+    check()

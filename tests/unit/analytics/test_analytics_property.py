@@ -24,7 +24,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from analytics_support import reference
 from analytics_support.eventgen import event_logs, write_log
-from beanpod.analytics.pipeline import build_tables, in_range, read_frame
+from beanpod.analytics.pipeline import build_tables, in_range, read_log
 from beanpod.analytics.transforms import with_reservation_times
 
 #: Hypothesis's first example is always the minimal one (every log trivial): with two runs of
@@ -62,11 +62,13 @@ def _check(spark: SparkSession, root: Path, logs: list[dict[str, object]],
         for name, rows in reference.tables(reference.read_log(directory), day_from, day_to).items():
             expected.setdefault(name, []).extend(rows)
         _link_into(directory, shared, f"-log{k}")
-    events = read_frame(spark, str(shared), day_from, day_to, str(root / "cache"))
+    # As `beanpod analyze` does it: failures and worker names from the cache's partials.
+    events, partials = read_log(spark, str(shared), day_from, day_to, str(root / "cache"))
     events = in_range(events, day_from, day_to)
+    partials = partials.in_days(day_from, day_to)
     enriched = with_reservation_times(events).persist(StorageLevel.MEMORY_ONLY)
     try:
-        for name, table in build_tables(events, enriched).items():
+        for name, table in build_tables(events, enriched, partials).items():
             actual = table.collect()
             assertDataFrameEqual(actual, _as_rows(table, expected[name]), rtol=1e-9)
     finally:

@@ -135,6 +135,28 @@ def test_failures_group_none_and_last_message(spark: SparkSession) -> None:
     assertDataFrameEqual(actual, expected)
 
 
+def test_partials_of_two_files_merge_in_log_order(spark: SparkSession) -> None:
+    file0 = timed_df(spark, [
+        ev(T0, "fail", 1, group="g", message="a"),
+        ev(T0 + 5, "fail", 2, group="g", message="b"),
+        ev(T0 + 5, "reserve", 3, conn=7, worker="w0"),
+        ev(T0 + 9, "reserve", 6, conn=8, worker="late"),
+    ])  # fmt: skip
+    file1 = timed_df(spark, [
+        ev(T0 + 5, "fail", 3, group="g", message="c"),  # same ms as "b", a later file
+        ev(T0 + 1, "fail", 4, group="g", message="d"),
+        ev(T0 + 5, "reserve", 4, conn=7, worker="w1"),  # same ms as "w0", a later file
+        ev(T0 + 1, "reserve", 5, conn=8, worker="early"),  # older than "late"
+    ]).withColumn("file_rank", F.lit(1).cast("long"))  # fmt: skip
+    first, second = transforms.partials(file0), transforms.partials(file1)
+    failures = transforms.failures_from_partials(first.failures.unionByName(second.failures))
+    expected = spark.createDataFrame([("q", D1, "g", 4, "c")], failures.schema)
+    assertDataFrameEqual(failures, expected)
+    assertDataFrameEqual(transforms.failures(file0.unionByName(file1)), expected)
+    names = transforms.worker_names(first.worker_names.unionByName(second.worker_names))
+    assertDataFrameEqual(names, spark.createDataFrame([(7, "w1"), (8, "late")], names.schema))
+
+
 def test_throughput_hourly(spark: SparkSession) -> None:
     rows = [
         ev(T0 - 1, "put", 1),
@@ -163,7 +185,8 @@ def test_workers_busy_time_goes_to_the_reserver(spark: SparkSession) -> None:
         ev(T0 + DAY_MS, "delete", 1, conn=6, state="reserved"),  # another conn deletes it
         ev(T0 + DAY_MS, "reserve", 2, conn=5, worker="new-name"),
     ]
-    actual = transforms.workers(enriched_df(spark, rows), timed_df(spark, rows))
+    names = transforms.worker_names(transforms.worker_name_partials(timed_df(spark, rows)))
+    actual = transforms.workers(enriched_df(spark, rows), names)
     expected = spark.createDataFrame(
         [
             (5, "new-name", D1, 2, 0, 1_000),
