@@ -44,10 +44,12 @@ def main() -> None:
         enriched = transforms.with_reservation_times(events)
         enriched.persist(StorageLevel.MEMORY_AND_DISK).count()
         report(r, "window + cache", started, cpu)
-        for name, table in pipeline.build_tables(events, enriched, partials).items():
+        hourly = transforms.hourly_counters(enriched).persist(StorageLevel.MEMORY_AND_DISK)
+        for name, table in pipeline.build_tables(events, enriched, partials, hourly).items():
             started, cpu = time.perf_counter(), cpu_seconds(jvm_pid)
             table.write.format("noop").mode("overwrite").save()
             report(r, name, started, cpu)
+        hourly.unpersist()
         enriched.unpersist()
 
 

@@ -127,16 +127,20 @@ def in_range(events: DataFrame, day_from: date | None, day_to: date | None) -> D
 
 
 def build_tables(
-    events: DataFrame, enriched: DataFrame, partials: transforms.Partials | None = None
+    events: DataFrame,
+    enriched: DataFrame,
+    partials: transforms.Partials | None = None,
+    hourly: DataFrame | None = None,
 ) -> dict[str, DataFrame]:
-    """Every output table (lazy) from the in-range events, the enriched frame and the
-    in-range partials (computed from ``events`` when not given)."""
+    """Every output table (lazy) from the in-range events, the enriched frame, the
+    in-range partials and the hourly counters (each computed when not given)."""
     partials = partials if partials is not None else transforms.partials(events)
+    hourly = hourly if hourly is not None else transforms.hourly_counters(enriched)
     return {
-        "queue_daily": transforms.queue_daily(enriched),
+        "queue_daily": transforms.queue_daily(enriched, hourly),
         "histograms": transforms.histograms(transforms.durations(enriched)),
         "failures": transforms.failures_from_partials(partials.failures),
-        "throughput_hourly": transforms.throughput_hourly(enriched),
+        "throughput_hourly": transforms.throughput_hourly(enriched, hourly),
         "workers": transforms.workers(enriched, transforms.worker_names(partials.worker_names)),
         "jobs": transforms.jobs(enriched),
     }
@@ -170,7 +174,10 @@ def run(
         with stages.stage("reservations"):
             enriched.count()  # materialises the cache every table reads
         drawn: dict[str, DataFrame] = {}
-        for name, table in build_tables(events, enriched, partials).items():
+        # queue_daily and throughput_hourly both roll up these (a few rows per queue-hour).
+        hourly = transforms.hourly_counters(enriched).persist(StorageLevel.MEMORY_AND_DISK)
+        kept.append(hourly)
+        for name, table in build_tables(events, enriched, partials, hourly).items():
             with stages.stage(name):
                 if name in report.DRAWN_TABLES:  # keep what the report draws: no re-read
                     table = drawn[name] = table.persist(StorageLevel.MEMORY_AND_DISK)

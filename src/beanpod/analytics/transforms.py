@@ -187,12 +187,26 @@ def duration_stats(enriched: DataFrame) -> DataFrame:
     return stats.select("queue", "day", *columns)
 
 
-def queue_daily(enriched: DataFrame) -> DataFrame:
-    """One row per queue and UTC day with any event: counters and wait/run statistics."""
+def hourly_counters(enriched: DataFrame) -> DataFrame:
+    """Per queue and UTC hour with any event: every :data:`DAILY_COUNTERS` counter and the
+    done events. ``queue_daily``'s counters and ``throughput_hourly`` are both rolled up
+    from it, so the enriched frame is scanned once for the two (cache it when both use it).
+    """
     ev = F.col("event")
-    counters = enriched.groupBy("queue", "day").agg(
-        *(F.count_if(ev == name).alias(column) for column, name in DAILY_COUNTERS.items())
+    return enriched.groupBy("queue", utc_hour(F.col("ts")).alias("hour")).agg(
+        *(F.count_if(ev == name).alias(column) for column, name in DAILY_COUNTERS.items()),
+        F.count_if(F.col("is_done")).alias("done"),
     )
+
+
+def queue_daily(enriched: DataFrame, hourly: DataFrame | None = None) -> DataFrame:
+    """One row per queue and UTC day with any event: counters and wait/run statistics.
+
+    The counters are summed from ``hourly`` (:func:`hourly_counters`, computed if not given).
+    """
+    hourly = hourly if hourly is not None else hourly_counters(enriched)
+    day = utc_day(F.unix_millis(F.col("hour"))).alias("day")  # UTC hours never span days
+    counters = hourly.groupBy("queue", day).agg(*(F.sum(c).alias(c) for c in DAILY_COUNTERS))
     daily = counters.join(duration_stats(enriched), ["queue", "day"], "left")
     return daily.fillna(0, subset=["wait_count", "run_count"]).select(
         "queue", "day", *DAILY_COUNTERS,
@@ -277,14 +291,10 @@ def failures(events: DataFrame) -> DataFrame:
     return failures_from_partials(failure_partials(events))
 
 
-def throughput_hourly(enriched: DataFrame) -> DataFrame:
-    """Puts, reserves and done events per queue and UTC hour with any event."""
-    ev = F.col("event")
-    hourly = enriched.groupBy("queue", utc_hour(F.col("ts")).alias("hour")).agg(
-        F.count_if(ev == PUT).alias("put"),
-        F.count_if(ev == RESERVE).alias("reserves"),
-        F.count_if(F.col("is_done")).alias("done"),
-    )
+def throughput_hourly(enriched: DataFrame, hourly: DataFrame | None = None) -> DataFrame:
+    """Puts, reserves and done events per queue and UTC hour with any event (from
+    ``hourly``, :func:`hourly_counters`, computed if not given)."""
+    hourly = hourly if hourly is not None else hourly_counters(enriched)
     return hourly.select("queue", "hour", "put", "reserves", "done")
 
 
