@@ -183,7 +183,7 @@ def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str
         fs.delete(path, True)
     keys = literal_frame(
         spark, ("path", "key", "date", "file"),
-        [(f.path, file_key(f), f.folder.split("=", 1)[1], _name(f)) for f in stale],
+        [(f.metadata_path, file_key(f), f.folder.split("=", 1)[1], _name(f)) for f in stale],
     )  # fmt: skip
     events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path")
     events = events.select(*table_schema().names)  # insertInto matches by position

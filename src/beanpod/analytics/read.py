@@ -33,13 +33,23 @@ JSON_OPTIONS = {
 
 @dataclass(frozen=True)
 class EventFile:
-    """One log file: its qualified path, its place in name order, folder, size and mtime."""
+    """One log file: its qualified path, its place in name order, folder, size and mtime.
+
+    ``uri`` is the path as Spark's ``_metadata.file_path`` gives it (URI-escaped: a space
+    is ``%20``); rows are matched to their file by it (``path`` when empty).
+    """
 
     path: str
     rank: int
     folder: str = ""
     size: int = 0
     mtime_ms: int = 0
+    uri: str = ""
+
+    @property
+    def metadata_path(self) -> str:
+        """What ``_metadata.file_path`` says for this file's rows."""
+        return self.uri or self.path
 
 
 def _folder_in_range(folder: str, day_from: date | None, day_to: date | None) -> bool:
@@ -65,7 +75,7 @@ def list_event_files(
     hadoop_conf = jsc.hadoopConfiguration()
     pattern = jvm.org.apache.hadoop.fs.Path(events_uri.rstrip("/") + "/date=*/*.jsonl")
     statuses = pattern.getFileSystem(hadoop_conf).globStatus(pattern) or []
-    found: list[tuple[str, str, str, int, int]] = []
+    found: list[tuple[str, str, str, int, int, str]] = []
     for status in statuses:
         path = status.getPath()
         name, folder = path.getName(), path.getParent().getName()
@@ -73,11 +83,11 @@ def list_event_files(
             continue
         if status.isFile() and _folder_in_range(folder, day_from, day_to):
             stamp = (int(status.getLen()), int(status.getModificationTime()))
-            found.append((folder, name, path.toString(), *stamp))
+            found.append((folder, name, path.toString(), *stamp, path.toUri().toString()))
     found.sort()
     return [
-        EventFile(path=path, rank=rank, folder=folder, size=size, mtime_ms=mtime)
-        for rank, (folder, _, path, size, mtime) in enumerate(found)
+        EventFile(path=path, rank=rank, folder=folder, size=size, mtime_ms=mtime, uri=uri)
+        for rank, (folder, _, path, size, mtime, uri) in enumerate(found)
     ]
 
 
@@ -142,10 +152,12 @@ def literal_frame(
 
 
 def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
-    """``path``, ``key`` (:func:`file_key`) and ``file_rank`` of every file."""
+    """``path`` (as ``_metadata.file_path`` gives it), ``key`` (:func:`file_key`) and
+    ``file_rank`` of every file."""
     ranks = literal_frame(
-        spark, ("path", "key", "file_rank"), [(f.path, file_key(f), f.rank) for f in files]
-    )
+        spark, ("path", "key", "file_rank"),
+        [(f.metadata_path, file_key(f), f.rank) for f in files],
+    )  # fmt: skip
     return ranks.withColumn("file_rank", F.col("file_rank").cast("long"))
 
 

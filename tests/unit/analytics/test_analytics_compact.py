@@ -12,6 +12,7 @@ from pyspark.testing import assertDataFrameEqual
 from analytics_support.eventgen import JobScript, Step, write_log
 from beanpod.analytics.compact import MANIFEST
 from beanpod.analytics.pipeline import read_frame, read_log
+from beanpod.analytics.transforms import failures_from_partials, worker_names
 
 HOUR = 3_600_000
 EXTRA_LINE = '{"v":1,"ts":1735776000500,"event":"touch","job":1,"queue":"emails","conn":2}\n'
@@ -83,3 +84,25 @@ def test_cache_is_reused_and_refreshed_when_a_file_changes(
     assert [(r["group"], r["count"], r["last_message"]) for r in fails] == [("oom", 1, "killed")]
     shutil.rmtree(cache / "_partials")  # removed by hand: computed from the cached events
     check()
+
+
+def test_files_the_cache_cannot_keep_are_parsed_with_their_partials(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    events, cache = tmp_path / "events", tmp_path / "cache"
+    write_log(events, _log())
+    reserve = (
+        '{"v":1,"ts":1735776000700,"event":"reserve","job":1,"queue":"emails","conn":9,'
+        '"worker":"odd-worker"}\n'
+    )
+    (events / "date=2025-01-02" / "events odd name.jsonl").write_text(FAIL_LINE + reserve)
+    direct, direct_partials = read_log(spark, str(events), None, None)
+    cached, cached_partials = read_log(spark, str(events), None, None, str(cache))
+    assertDataFrameEqual(_in_log_order(cached), _in_log_order(direct))
+    for merge, name in ((failures_from_partials, "failures"), (worker_names, "worker_names")):
+        assertDataFrameEqual(
+            merge(getattr(cached_partials, name)), merge(getattr(direct_partials, name))
+        )
+    assert [r["worker"] for r in worker_names(cached_partials.worker_names).collect()
+            if r["conn"] == 9] == ["odd-worker"]  # fmt: skip
+    assert not [p for p in cache.rglob("*") if "odd" in p.name]  # parsed, never stored
