@@ -37,6 +37,7 @@ from beanpod.analytics.read import (
     FOLDER_RE,
     EventFile,
     empty_events,
+    events_of,
     file_key,
     file_ranks,
     literal_frame,
@@ -194,7 +195,7 @@ def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str
     for name, build in PARTIAL_BUILDERS.items():
         uri = _partials_uri(cache, name)
         for f in stale:  # a file now without such rows must not keep an old partition
-            fs, path = _filesystem(spark, f"{uri}/{f.folder}/file={_name(f)}")
+            fs, path = _filesystem(spark, _partition(uri, f))
             fs.delete(path, True)
         partial = build(timed, ("key", *PARTITIONS)).write.mode("overwrite")
         partial = partial.option("partitionOverwriteMode", "dynamic").partitionBy(*PARTITIONS)
@@ -210,22 +211,19 @@ def _stored_partials(
     nothing = F.lit(None).cast("string")
     empty = transforms.with_time_columns(empty_events(spark))
     empty = empty.withColumns({name: nothing for name in ("key", *PARTITIONS)})
-    computed = transforms.partials(transforms.with_time_columns(events))
 
-    def load(name: str, fallback: DataFrame) -> DataFrame:
+    def load(name: str) -> DataFrame:
+        build = PARTIAL_BUILDERS[name]
         uri = _partials_uri(cache, name)
         fs, path = _filesystem(spark, uri)
         if not fs.exists(path):  # removed by hand: correct, only slower
-            return fallback
+            return build(transforms.with_time_columns(events), ("file_rank",))
         # An explicit schema: a write of no rows leaves a folder Spark cannot infer one from.
-        schema = PARTIAL_BUILDERS[name](empty, ("key", *PARTITIONS)).schema
-        stored = spark.read.schema(schema).parquet(uri)
+        stored = spark.read.schema(build(empty, ("key", *PARTITIONS)).schema).parquet(uri)
         kept = stored.where(_file_key_column().isin(keys)).drop(*PARTITIONS)
         return kept.join(ranks, "key").drop("key")
 
-    return transforms.Partials(
-        load("failures", computed.failures), load("worker_names", computed.worker_names)
-    )
+    return transforms.Partials(**{name: load(name) for name in PARTIAL_BUILDERS})
 
 
 def read_events_cached(
@@ -253,16 +251,10 @@ def read_events_cached(
         parts.append((events, _stored_partials(spark, cache, files, keys, events)))
     cached_paths = {f.path for f in cached}
     fresh = [f for f in files if f.path not in cached_paths]
-    if fresh:
-        events = with_file_rank(spark, parse_lines(read_lines(spark, fresh)), files)
-        parts.append((events, transforms.partials(transforms.with_time_columns(events))))
-    if not parts:
-        events = empty_events(spark)
-        return events, transforms.partials(transforms.with_time_columns(events))
-    if len(parts) == 1:
-        return parts[0]
-    (events_a, partials_a), (events_b, partials_b) = parts
-    return events_a.unionByName(events_b), transforms.Partials(
-        partials_a.failures.unionByName(partials_b.failures),
-        partials_a.worker_names.unionByName(partials_b.worker_names),
-    )
+    if fresh or not parts:
+        events = events_of(spark, fresh, files)
+        parts.append((events, transforms.partials_of_log(events)))
+    events, partials = parts[0]
+    for more_events, more_partials in parts[1:]:
+        events, partials = events.unionByName(more_events), partials.union(more_partials)
+    return events, partials

@@ -103,11 +103,8 @@ def read_log(
     files = read.list_event_files(spark, events_uri, day_from, day_to)
     if cache_uri is not None and files:
         return compact.read_events_cached(spark, files, cache_uri)
-    if not files:
-        events = read.empty_events(spark)
-    else:
-        events = read.with_file_rank(spark, read.parse_lines(read.read_lines(spark, files)), files)
-    return events, transforms.partials(transforms.with_time_columns(events))
+    events = read.events_of(spark, files)
+    return events, transforms.partials_of_log(events)
 
 
 def read_frame(

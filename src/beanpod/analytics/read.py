@@ -186,7 +186,13 @@ def read_events(
     day_to: date | None = None,
 ) -> DataFrame:
     """Every valid event under ``events_uri`` whose folder is within the day range."""
-    files = list_event_files(spark, events_uri, day_from, day_to)
+    return events_of(spark, list_event_files(spark, events_uri, day_from, day_to))
+
+
+def events_of(
+    spark: SparkSession, files: list[EventFile], ranked_among: list[EventFile] | None = None
+) -> DataFrame:
+    """The valid events of ``files`` (parsed), ranked among ``ranked_among`` (``files``)."""
     if not files:
         return empty_events(spark)
-    return with_file_rank(spark, parse_lines(read_lines(spark, files)), files)
+    return with_file_rank(spark, parse_lines(read_lines(spark, files)), ranked_among or files)

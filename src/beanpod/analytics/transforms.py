@@ -238,24 +238,35 @@ def histograms(durations_df: DataFrame) -> DataFrame:
     return counted.select("queue", "day", "kind", "bucket", "count")
 
 
+def _latest_in_file(
+    rows: DataFrame, keys: list[str | Column], value: str, name: str, *more: Column
+) -> DataFrame:
+    """Per ``keys`` (a file among them): ``more`` aggregates and the latest row's ``ts``,
+    ``line_id`` and ``value`` (as ``last_ts``, ``last_line_id``, ``name``). ``(ts,
+    line_id)`` is unique within a file, so the struct's maximum is the latest row."""
+    grouped = rows.groupBy(*keys).agg(*more, F.max(F.struct("ts", "line_id", value)).alias("_l"))
+    return grouped.select(
+        *(c for c in grouped.columns if c != "_l"), F.col("_l.ts").alias("last_ts"),
+        F.col("_l.line_id").alias("last_line_id"), F.col(f"_l.{value}").alias(name),
+    )  # fmt: skip
+
+
+def _merge_order() -> Column:
+    """Log order (ts, file, line) of partial rows that carry ``file_rank``."""
+    return F.struct("last_ts", "file_rank", "last_line_id")
+
+
 def failure_partials(events: DataFrame, by: tuple[str, ...] = ("file_rank",)) -> DataFrame:
     """Fails per file (``by``), queue, UTC day and group, with the file's latest fail.
 
     Partial, mergeable by :func:`failures_from_partials`: the Parquet cache keeps one per
-    log file, so a run need not scan every event for the few fails. ``(ts, line_id)`` is
-    unique within a file, so the struct's maximum is the latest fail, message and all.
+    log file, so a run need not scan every event for the few fails.
     Reads the log's rows with ``day`` (not the enriched frame, which has no messages).
     """
     fails = events.where(F.col("event") == FAIL)
     group = F.coalesce(F.col("group"), F.lit(NO_GROUP)).alias("group")
-    grouped = fails.groupBy(*by, "queue", "day", group).agg(
-        F.count("*").alias("count"), F.max(F.struct("ts", "line_id", "message")).alias("last")
-    )
-    return grouped.select(
-        *by, "queue", "day", "group", "count",
-        F.col("last.ts").alias("last_ts"), F.col("last.line_id").alias("last_line_id"),
-        F.col("last.message").alias("last_message"),
-    )  # fmt: skip
+    keys: list[str | Column] = [*by, "queue", "day", group]
+    return _latest_in_file(fails, keys, "message", "last_message", F.count("*").alias("count"))
 
 
 @dataclass(frozen=True)
@@ -271,17 +282,28 @@ class Partials:
             filter_days(self.worker_names, day_from, day_to),
         )
 
+    def union(self, other: Partials) -> Partials:
+        return Partials(
+            self.failures.unionByName(other.failures),
+            self.worker_names.unionByName(other.worker_names),
+        )
+
 
 def partials(events: DataFrame) -> Partials:
     """Every partial computed from the log's rows (with ``day``, ``file_rank``, ``line_id``)."""
     return Partials(failure_partials(events), worker_name_partials(events))
 
 
+def partials_of_log(events: DataFrame) -> Partials:
+    """:func:`partials` of the rows as read (they get their time columns here)."""
+    return partials(with_time_columns(events))
+
+
 def failures_from_partials(partials: DataFrame) -> DataFrame:
     """The ``failures`` table from :func:`failure_partials` rows that carry ``file_rank``."""
-    latest = F.struct("last_ts", "file_rank", "last_line_id")
     grouped = partials.groupBy("queue", "day", "group").agg(
-        F.sum("count").alias("count"), F.max_by("last_message", latest).alias("last_message")
+        F.sum("count").alias("count"),
+        F.max_by("last_message", _merge_order()).alias("last_message"),
     )
     return grouped.select("queue", "day", "group", "count", "last_message")
 
@@ -306,19 +328,12 @@ def worker_name_partials(events: DataFrame, by: tuple[str, ...] = ("file_rank",)
     """
     ev = F.col("event")
     named = events.where((ev == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull())
-    latest = named.groupBy(*by, "conn", "day").agg(
-        F.max(F.struct("ts", "line_id", "worker")).alias("last")
-    )
-    return latest.select(
-        *by, "conn", "day", F.col("last.ts").alias("last_ts"),
-        F.col("last.line_id").alias("last_line_id"), F.col("last.worker").alias("worker"),
-    )  # fmt: skip
+    return _latest_in_file(named, [*by, "conn", "day"], "worker", "worker")
 
 
 def worker_names(partials: DataFrame) -> DataFrame:
     """``conn``, ``worker``: the name its latest reserve gave, from name partials."""
-    latest = F.struct("last_ts", "file_rank", "last_line_id")
-    return partials.groupBy("conn").agg(F.max_by("worker", latest).alias("worker"))
+    return partials.groupBy("conn").agg(F.max_by("worker", _merge_order()).alias("worker"))
 
 
 def workers(enriched: DataFrame, names: DataFrame) -> DataFrame:
