@@ -177,7 +177,7 @@ def main() -> None:
             print(f"duckdb 2 thr   {n:>10} events: {dwall:6.1f}s  {n / dwall:>9.0f} events/s  "
                   + "  ".join(f"{k}={v:.1f}" for k, v in duck.items())
                   + f"  spark/duckdb={wall / dwall:.2f}  (load {load()})", flush=True)  # fmt: skip
-        if warm and len(warm) + len(ducks) > 2:  # best of each: the machine's noise is one-sided
+        if warm and ducks and len(warm) + len(ducks) > 2:  # best of each: noise only adds
             print(f"best warm spark {min(warm):.1f}s / best duckdb {min(ducks):.1f}s: "
                   f"spark/duckdb={min(warm) / min(ducks):.2f}", flush=True)  # fmt: skip
 
