@@ -43,8 +43,8 @@ async def _work(kind: str, batches: int, fill: int) -> None:
     """The measured workload (run under cachegrind)."""
     from beanpod.server import gc_policy
     from beanpod.server.app import App
+    from beanpod.server.beanstalkd_session import BeanstalkdSession
     from beanpod.server.config import ServerConfig
-    from beanpod.server.session import BeanstalkdSession
 
     events = kind.endswith("_ev")
     config = ServerConfig(events_dir=Path(tempfile.mkdtemp())) if events else ServerConfig()

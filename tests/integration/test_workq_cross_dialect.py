@@ -11,7 +11,7 @@ import greenstalk
 import pytest
 
 from beanpod.client.workq import Client, NotFound
-from beanpod.core.workq_ext import synthetic_uuid
+from beanpod.core.workq.ext import synthetic_uuid
 from tests.integration.workq_support import WorkqServer, new_id, wq, wq_server
 from tests.support.servers import SubprocessServer
 

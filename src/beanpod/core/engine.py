@@ -72,7 +72,7 @@ class Engine:
             self.tube_list.append(tube)
         return tube
 
-    def _unref(self, tube: Tube) -> None:
+    def unref(self, tube: Tube) -> None:
         tube.refs -= 1
         if tube.refs == 0:
             del self.tubes[tube.name]
@@ -98,7 +98,7 @@ class Engine:
     def disconnect(self, conn: Conn, now: int) -> None:
         """Forget `conn`: its reserved jobs return to ready at once (no counters change)."""
         if conn.waiter is not None:
-            self._unpark(conn.waiter)
+            self.unpark(conn.waiter)
         counts = self.counts
         counts.conns -= 1
         if conn.producer:
@@ -106,13 +106,13 @@ class Engine:
         if conn.worker:
             counts.workers -= 1
         for job in list(conn.reserved.values()):
-            self._unreserve(job)
-            self._make_ready(job, now)
+            self.unreserve(job)
+            self.make_ready(job, now)
         conn.use.using -= 1
-        self._unref(conn.use)
+        self.unref(conn.use)
         for tube in conn.watch:
             tube.watching -= 1
-            self._unref(tube)
+            self.unref(tube)
         conn.watch = []
 
     def use(self, conn: Conn, name: str) -> Tube:
@@ -122,7 +122,7 @@ class Engine:
         old = conn.use
         conn.use = tube
         old.using -= 1
-        self._unref(old)
+        self.unref(old)
         return tube
 
     def watch(self, conn: Conn, name: str) -> int:
@@ -144,7 +144,7 @@ class Engine:
                 if last is not tube:
                     watch[i] = last
                 tube.watching -= 1
-                self._unref(tube)
+                self.unref(tube)
                 break
         return len(watch)
 
@@ -199,16 +199,16 @@ class Engine:
         if held is not None:
             job.state = held
         elif delay > 0:
-            self._make_delayed(job, now + delay)
+            self.make_delayed(job, now + delay)
         else:
-            self._make_ready(job, now)
+            self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
         return job
 
     # ---- state changes (the only places that move a job between states) ----------------
 
-    def _make_ready(self, job: Job, now: int, order: int = 0) -> None:
+    def make_ready(self, job: Job, now: int, order: int = 0) -> None:
         """`order`: rank within the priority band (0: the id; qless passes its own)."""
         tube = job.tube
         job.state = READY
@@ -221,19 +221,19 @@ class Engine:
         if tube.waiting:
             self._serve(tube, now)
 
-    def _make_delayed(self, job: Job, due: int) -> None:
+    def make_delayed(self, job: Job, due: int) -> None:
         job.state = DELAYED
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
         self.timers.arm(due, DELAY_DUE, job)
 
-    def _make_buried(self, job: Job) -> None:
+    def make_buried(self, job: Job) -> None:
         job.state = BURIED
         job.tube.buried[job.id] = job
         self.counts.buried += 1
 
-    def _take_out(self, job: Job) -> None:
+    def take_out(self, job: Job) -> None:
         """Remove `job` from whatever queue holds it (ready, delayed or buried)."""
         state = job.state
         tube = job.tube
@@ -256,7 +256,7 @@ class Engine:
         else:  # pragma: no cover - reserved jobs leave through _unreserve
             raise AssertionError(f"cannot take out {job!r}")
 
-    def _reserve(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
+    def make_reserved(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
         """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
         job.state = RESERVED
         job.reserver = conn
@@ -279,7 +279,7 @@ class Engine:
         if self.events is not None:
             self.events.emit_reserve(now, job.id, job.tube.name, conn.id, worker)
 
-    def _unreserve(self, job: Job) -> Conn:
+    def unreserve(self, job: Job) -> Conn:
         conn = job.reserver
         assert conn is not None
         del conn.reserved[job.id]
@@ -295,7 +295,7 @@ class Engine:
         self.timers.cancel(job)
         return conn
 
-    def _destroy(self, job: Job) -> None:
+    def destroy(self, job: Job) -> None:
         if job.ext is not None:
             for hook in self.destroy_hooks:
                 hook(job)
@@ -305,7 +305,7 @@ class Engine:
         if tube.refs > 1:
             tube.refs -= 1
         else:
-            self._unref(tube)
+            self.unref(tube)
 
     # ---- consuming ---------------------------------------------------------------------
 
@@ -354,13 +354,13 @@ class Engine:
         else:
             job = self._best_in(watch)
             if job is not None:
-                self._take_out(job)
+                self.take_out(job)
         if job is not None:
-            self._reserve(conn, job, now)
+            self.make_reserved(conn, job, now)
             return job
         if timeout == 0:
             return TIMED_OUT
-        self._park(conn, None if timeout is None else now + timeout, deliver)
+        self.park(conn, None if timeout is None else now + timeout, deliver)
         return None
 
     def reserve_from(
@@ -371,18 +371,18 @@ class Engine:
         tubes = [t for t in map(self.tubes.get, names) if t is not None]
         job = self._best_in(tubes)
         if job is not None:
-            self._take_out(job)
-            self._reserve(conn, job, now)
+            self.take_out(job)
+            self.make_reserved(conn, job, now)
             return job
         if timeout <= 0:
             return TIMED_OUT
         tubes = [self.tube(name) for name in names]
         for tube in tubes:
             tube.refs += 1  # the parked lease keeps its tubes alive
-        self._park(conn, now + timeout, deliver, tubes)
+        self.park(conn, now + timeout, deliver, tubes)
         return None
 
-    def _park(
+    def park(
         self, conn: Conn, timeout_at: int | None, deliver: Deliver, named: list[Tube] | None = None
     ) -> None:
         waiter = Waiter(conn, timeout_at, deliver, conn.watch if named is None else named)
@@ -406,7 +406,7 @@ class Engine:
         if when is not None:
             self.timers.arm(when, WAITER, waiter)
 
-    def _unpark(self, waiter: Waiter) -> None:
+    def unpark(self, waiter: Waiter) -> None:
         waiter.active = False
         conn = waiter.conn
         conn.waiter = None
@@ -416,7 +416,7 @@ class Engine:
         self.timers.cancel(waiter)
         if waiter.named:
             for tube in waiter.tubes:
-                self._unref(tube)
+                self.unref(tube)
 
     def _serve(self, tube: Tube, now: int) -> None:
         """Hand ready jobs of `tube` to its parked reserves, first come first served."""
@@ -429,9 +429,9 @@ class Engine:
                 continue
             job = self._best_in(waiter.tubes)
             assert job is not None
-            self._unpark(waiter)
-            self._take_out(job)
-            self._reserve(waiter.conn, job, now)
+            self.unpark(waiter)
+            self.take_out(job)
+            self.make_reserved(waiter.conn, job, now)
             waiter.deliver(job)
 
     def reserve_job(self, conn: Conn, job_id: int, now: int) -> Job | None:
@@ -440,14 +440,14 @@ class Engine:
         if job is None or job.state is RESERVED or job.state in HELD_STATES:
             return None
         self.set_worker(conn)
-        self._take_out(job)
-        self._reserve(conn, job, now)
+        self.take_out(job)
+        self.make_reserved(conn, job, now)
         return job
 
     def cancel_wait(self, conn: Conn) -> None:
         """Withdraw `conn`'s parked reserve without answering it."""
         if conn.waiter is not None:
-            self._unpark(conn.waiter)
+            self.unpark(conn.waiter)
 
     def delete(self, conn: Conn | None, job_id: int, now: int) -> bool:
         """Delete a ready, delayed or buried job, or one reserved by `conn`."""
@@ -458,9 +458,9 @@ class Engine:
         if state is RESERVED:
             if job.reserver is not conn:
                 return False
-            self._unreserve(job)
+            self.unreserve(job)
         else:
-            self._take_out(job)
+            self.take_out(job)
         job.tube.cmd_delete += 1
         if self.journal is not None:
             self.journal.record_delete(job)
@@ -468,14 +468,14 @@ class Engine:
             self.events.emit_delete(
                 now, job_id, job.tube.name, conn.id if conn else None, STATE_NAMES[state]
             )
-        self._destroy(job)
+        self.destroy(job)
         return True
 
     def release(self, conn: Conn, job_id: int, pri: int, delay: int, now: int) -> bool:
         job = conn.reserved.get(job_id)
         if job is None:
             return False
-        self._unreserve(job)
+        self.unreserve(job)
         job.pri = pri
         job.delay = delay
         job.releases += 1
@@ -484,9 +484,9 @@ class Engine:
                 now, "release", job_id, job.tube.name, conn.id, pri=pri, delay_ms=delay
             )
         if delay > 0:
-            self._make_delayed(job, now + delay)
+            self.make_delayed(job, now + delay)
         else:
-            self._make_ready(job, now)
+            self.make_ready(job, now)
         if self.journal is not None:
             self.journal.record_update(job)
         return True
@@ -495,10 +495,10 @@ class Engine:
         job = conn.reserved.get(job_id)
         if job is None:
             return False
-        self._unreserve(job)
+        self.unreserve(job)
         job.pri = pri
         job.buries += 1
-        self._make_buried(job)
+        self.make_buried(job)
         if self.journal is not None:
             self.journal.record_update(job)
         if self.events is not None:
@@ -525,13 +525,13 @@ class Engine:
         if job.ext is not None:
             for hook in self.kick_hooks:
                 hook(job, now)
-        self._take_out(job)
+        self.take_out(job)
         job.kicks += 1
         if self.events is not None:
             self.events.emit(
                 now, "kick", job.id, job.tube.name, conn.id if conn else None, **{"from": origin}
             )
-        self._make_ready(job, now)
+        self.make_ready(job, now)
         if self.journal is not None:
             self.journal.record_update(job)
 
@@ -599,17 +599,17 @@ class Engine:
         return self.timers.next_due()
 
     def _delay_due(self, job: Job, now: int) -> None:
-        self._take_out(job)
-        self._make_ready(job, now)
+        self.take_out(job)
+        self.make_ready(job, now)
 
     def _expire(self, job: Job, now: int) -> None:
         """A reservation ran out of time: the job goes back to ready."""
-        self._unreserve(job)
+        self.unreserve(job)
         job.timeouts += 1
         self.counts.job_timeouts += 1
         if self.events is not None:
             self.events.emit(now, "timeout", job.id, job.tube.name, None)
-        self._make_ready(job, now)
+        self.make_ready(job, now)
 
     def _waiter_due(self, waiter: Waiter, now: int) -> None:
         conn = waiter.conn
@@ -619,7 +619,7 @@ class Engine:
             outcome = TIMED_OUT
         else:  # pragma: no cover - armed for the earlier of the two
             return
-        self._unpark(waiter)
+        self.unpark(waiter)
         waiter.deliver(outcome)
 
     # ---- lookups -----------------------------------------------------------------------

@@ -112,10 +112,10 @@ def _place(engine: Engine, image: _Image, now: int) -> None:
     if state in HELD_STATES:
         job.state = JobState(state)  # an extension's state: it re-places the job itself
     elif state == JobState.DELAYED:
-        engine._make_delayed(job, latest.deadline)
+        engine.make_delayed(job, latest.deadline)
     elif state == JobState.BURIED:
-        engine._make_buried(job)
+        engine.make_buried(job)
     else:  # ready, and reserved (a restart ends every reservation)
         if state == JobState.RESERVED and engine.events is not None:
             engine.events.emit(now, "timeout", job.id, tube.name, None)
-        engine._make_ready(job, now)
+        engine.make_ready(job, now)

@@ -9,16 +9,17 @@ import signal
 import sys
 
 from beanpod.core.engine import Engine
+from beanpod.core.qless import Qless
 from beanpod.core.workq import Workq
 from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
-from beanpod.server.clock import Clock
+from beanpod.server.beanstalkd_session import BeanstalkdSession
+from beanpod.server.clock import ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
-from beanpod.server.session import BeanstalkdSession
 from beanpod.server.workq_session import WorkqSession
 from beanpod.storage.segments import FileIO
 
@@ -28,13 +29,17 @@ log = logging.getLogger("beanpod")
 class App:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.clock = Clock()
+        self.clock = make_clock(config.clock)
+        if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
+            self.clock.on_move = self._clock_moved
         self.engine = Engine()
         self.info = ProcessInfo(self.clock.now())
         self.info.binlog_max_size = config.segment_size
-        self.dialect = Dialect(self.engine, self.info, config.max_job_size)
-        self.sessions: set[BeanstalkdSession] = set()
+        # The engine's extensions, built here and handed to the protocol layers.
+        self.qless = Qless(self.engine)
         self.workq = Workq(self.engine)
+        self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
@@ -63,6 +68,8 @@ class App:
         due = self.engine.next_deadline()
         if due is None or (self._timer_at is not None and self._timer_at <= due):
             return
+        if self.clock.manual:  # nothing is due until the clock is moved
+            return
         if self._timer is not None:
             self._timer.cancel()
         delay = max(0, due - self.clock.now()) / 1000
@@ -83,13 +90,18 @@ class App:
         self.engine.tick(self.clock.now())
         self.rearm()
 
+    def _clock_moved(self, now: int) -> None:
+        """A manual clock moved (on the loop's thread): fire what fell due."""
+        self.engine.tick(now)
+        self.rearm()
+
     # ---- lifecycle ---------------------------------------------------------------------
 
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
         self._open_wal()
-        self.dialect.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         path = self.config.unix_path
         if path is not None:
             server = await loop.create_unix_server(lambda: BeanstalkdSession(self), path)

@@ -1,8 +1,19 @@
-"""The server's clock: wall-clock milliseconds that never jump (monotonic underneath)."""
+"""The server's clocks. The engine takes `now` (integer ms) on every call; the server
+reads it from one of these.
+
+- `Clock` (real time): wall-clock milliseconds that never jump (monotonic underneath).
+- `ManualClock`: moves only when told (`advance`, `move_to`), never backwards. The test
+  harness's virtual clock, and `beanpod serve --clock manual`, where a qless request's
+  client-supplied `now` moves it. Whoever owns the server listens with `on_move` to fire
+  the engine's due timers at once (no loop timers are armed on a manual clock).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+
+REAL, MANUAL = "real", "manual"  # the names `--clock` accepts
 
 
 class Clock:
@@ -10,9 +21,49 @@ class Clock:
     timers are immune to wall-clock jumps while delayed due times stay meaningful
     across restarts (they are stored as wall-clock instants)."""
 
+    manual = False
+
     def __init__(self) -> None:
         wall_base = time.time_ns() // 1_000_000
         self._offset = wall_base - time.monotonic_ns() // 1_000_000  # wall - monotonic
 
     def now(self) -> int:
         return self._offset + time.monotonic_ns() // 1_000_000
+
+
+class ManualClock(Clock):
+    """A clock that stands still until moved. It starts at the wall-clock time (or
+    `start_ms`) so ids and timestamps derived from it still look like real instants."""
+
+    manual = True
+
+    def __init__(self, start_ms: int | None = None) -> None:
+        self._now = time.time_ns() // 1_000_000 if start_ms is None else start_ms
+        self.on_move: Callable[[int], None] | None = None  # called with the new `now`
+
+    def now(self) -> int:
+        return self._now
+
+    def advance(self, ms: int) -> int:
+        """Move forward by `ms` milliseconds (>= 0); returns the new time."""
+        if ms < 0:
+            raise ValueError(f"a clock cannot move backwards (advance by {ms} ms)")
+        return self.move_to(self._now + ms)
+
+    def move_to(self, ms: int) -> int:
+        """Move to `ms` if it is later than now (a moment in the past leaves the clock
+        where it is); returns the time after the move."""
+        if ms > self._now:
+            self._now = ms
+            if self.on_move is not None:
+                self.on_move(ms)
+        return self._now
+
+
+def make_clock(kind: str) -> Clock:
+    """The clock `--clock KIND` names."""
+    if kind == REAL:
+        return Clock()
+    if kind == MANUAL:
+        return ManualClock()
+    raise ValueError(f"unknown clock {kind!r} (expected {REAL!r} or {MANUAL!r})")

@@ -21,6 +21,7 @@ class ServerConfig:
     segment_size: int = 10485760  # -s: bytes per WAL segment
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
+    clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
 
     @property
     def unix_path(self) -> str | None:

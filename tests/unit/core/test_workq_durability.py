@@ -5,7 +5,7 @@ from __future__ import annotations
 from beanpod.core.engine import Engine
 from beanpod.core.job import EXT_DECODERS, Job, JobState
 from beanpod.core.workq import Workq
-from beanpod.core.workq_ext import (
+from beanpod.core.workq.ext import (
     COMPLETED,
     PENDING,
     WorkqExt,

@@ -7,7 +7,7 @@ import pytest
 from beanpod.core.job import JobState
 from beanpod.core.waiters import TIMED_OUT
 from beanpod.core.workq import NOT_FOUND, TIMEOUT, Wait, WorkqError
-from beanpod.core.workq_ext import (
+from beanpod.core.workq.ext import (
     COMPLETED,
     FAILED,
     LEASED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from beanpod.core.job import JobState
 from beanpod.core.waiters import TIMED_OUT
 from beanpod.core.workq import NOT_FOUND, TIMEOUT
-from beanpod.core.workq_ext import FAILED, NEW, PENDING, workq_state
+from beanpod.core.workq.ext import FAILED, NEW, PENDING, workq_state
 from tests.unit.core.workq_support import U1, U2, Outcomes, make
 
 

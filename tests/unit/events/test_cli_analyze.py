@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 from click.testing import CliRunner
 
-from beanpod import cli_analyze
+from beanpod.cli import analyze as cli_analyze
 
 
 def test_missing_pyspark_exits_with_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:

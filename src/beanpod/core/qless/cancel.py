@@ -57,7 +57,7 @@ def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
         engine.journal.record_delete(job)
     if event is not None:
         q.emit(now, event, job, state=state_name(job))
-    engine._destroy(job)
+    engine.destroy(job)
 
 
 def forget(q: Qless, job: Job) -> None:

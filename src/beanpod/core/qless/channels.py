@@ -130,12 +130,12 @@ def poll(
         hub.withdraw(parked)
         reply(hub.read(channels, parked.cursor, count))
 
-    engine._park(conn, now + timeout_ms, timed_out, named=[])
+    engine.park(conn, now + timeout_ms, timed_out, named=[])
     waiter = conn.waiter
     assert waiter is not None
 
     def published(result: dict[str, Any]) -> None:
-        engine._unpark(waiter)
+        engine.unpark(waiter)
         reply(result)
 
     parked = Poll(channels, found["cursor"], count, published, lambda: waiter.active)

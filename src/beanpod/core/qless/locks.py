@@ -116,7 +116,7 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
         job.pri = 0  # before every waiting job, as qless's +inf score
         ext.order = 0
         ext.timed_out = job.reserves  # shown as 'stalled' until handed out again
-        q.engine._make_ready(job, now)
+        q.engine.make_ready(job, now)
         q.save(job)
 
 

@@ -24,7 +24,7 @@ from beanpod.core.qless import throttles
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.store import LOCK_DUE, SCHED_DUE
-from beanpod.core.workq_ext import PRI_PIVOT
+from beanpod.core.workq.ext import PRI_PIVOT
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -80,14 +80,14 @@ def detach(q: Qless, job: Job) -> None:
     else:
         if state is JobState.BURIED:
             leave_group(q, job)
-        q.engine._take_out(job)
+        q.engine.take_out(job)
     unplace(q, job)
 
 
 def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
     """End `job`'s reservation (a qless lock or a beanstalkd reserve); its throttle
     locks go too unless `keep_throttles` (a stalled job handed straight out again)."""
-    q.engine._unreserve(job)
+    q.engine.unreserve(job)
     info = q.queues.get(job.tube.name)
     if info is not None:
         info.running.pop(job.id, None)
@@ -153,7 +153,7 @@ def retube(q: Qless, job: Job, name: str) -> bool:
     tube = job.tube = info.tube
     tube.jobs += 1
     tube.refs += 1
-    q.engine._unref(old)
+    q.engine.unref(old)
     return True
 
 
@@ -183,7 +183,7 @@ def to_waiting(q: Qless, job: Job, now: int) -> None:
 def make_waiting(q: Qless, job: Job, now: int) -> None:
     """Make a detached job ready, keyed by its `ext.order` (its id when 0)."""
     ext = qext(job)
-    q.engine._make_ready(job, now, 0 if ext is None else ext.order)
+    q.engine.make_ready(job, now, 0 if ext is None else ext.order)
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:
@@ -194,13 +194,13 @@ def to_scheduled(q: Qless, job: Job, due: int) -> None:
 def make_scheduled(q: Qless, job: Job, due: int) -> None:
     """Make a detached job delayed until `due`; then it waits behind those already
     waiting (scheduled_due), as qless moves due jobs in due-time order."""
-    q.engine._make_delayed(job, due)
+    q.engine.make_delayed(job, due)
     q.engine.timers.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
 
 
 def scheduled_due(q: Qless, job: Job, now: int) -> None:
     """Timer: a scheduled qless job's time has come."""
-    q.engine._take_out(job)
+    q.engine.take_out(job)
     to_waiting(q, job, now)
 
 
@@ -219,7 +219,7 @@ def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: st
     """Fail a detached job into `group`: newest first in the group, stats +1."""
     ext = ext_of(job)
     ext.failure = {"group": group, "message": message, "when": now // 1000, "worker": worker}
-    q.engine._make_buried(job)
+    q.engine.make_buried(job)
     members = q.groups.setdefault(group, OrderedDict())
     members[ext.jid] = job
     day = q.stats.day(ext.queue, now)
@@ -231,7 +231,7 @@ def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: st
 def lock(q: Qless, job: Job, worker: str, now: int) -> None:
     """Hand a detached job to qless `worker` until now + the queue's heartbeat."""
     ext = ext_of(job)
-    q.engine._reserve(q.conn_for(worker), job, now, worker)
+    q.engine.make_reserved(q.conn_for(worker), job, now, worker)
     q.queue(ext.queue).running[job.id] = job
     ext.worker = worker
     set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))

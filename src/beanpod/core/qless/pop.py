@@ -87,7 +87,7 @@ def _take_waiting(q: Qless, info: QueueInfo, count: int, now: int) -> list[Job]:
             job = ready.peek()
             if job is None or (job.ext is not None and qext(job) is None):
                 break  # empty, or a Workq job next: qless does not run those
-            q.engine._take_out(job)
+            q.engine.take_out(job)
             moves.adopt(q, job)
             seen += 1
             if throttles.acquire(q, job, now):

@@ -154,7 +154,7 @@ def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     job, ext = moves.adopt_required(q, "Priority", jid)
     ext.priority = priority
     if job.state is JobState.READY:  # re-ranked; keeps its place among equals
-        q.engine._take_out(job)
+        q.engine.take_out(job)
         job.pri = moves.engine_pri(priority)
         moves.make_waiting(q, job, now)
     q.save(job)

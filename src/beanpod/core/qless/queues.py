@@ -58,7 +58,7 @@ def forget(q: Qless, names: list[str]) -> None:
     for name in names:
         info = q.queues.pop(name, None)
         if info is not None:
-            q.engine._unref(info.tube)
+            q.engine.unref(info.tube)
 
 
 def length(q: Qless, now: int, name: str) -> int:

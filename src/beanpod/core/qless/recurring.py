@@ -113,7 +113,7 @@ def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
     child_ext.spawned_from = ext.jid
     key = q.timeline.key_at(when, q.now)
     if child.state is JobState.READY and key is not None:  # rank by its intended time
-        q.engine._take_out(child)
+        q.engine.take_out(child)
         child_ext.order = key
         moves.make_waiting(q, child, when)
     q.save(child)

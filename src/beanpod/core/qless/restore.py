@@ -87,7 +87,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
     if ext.data is not None:
         job.body = ext.data.encode()
     state = job.state
-    q.engine._take_out(job)
+    q.engine.take_out(job)
     moves.retube(q, job, ext.queue)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
@@ -106,7 +106,7 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
     if state is JobState.DELAYED:
         moves.make_scheduled(q, job, job.deadline)
     elif state is JobState.BURIED:
-        engine._make_buried(job)
+        engine.make_buried(job)
         failure = moves.ext_of(job).failure
         if failure is not None:
             members = q.groups.setdefault(failure["group"], OrderedDict())

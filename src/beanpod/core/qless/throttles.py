@@ -246,5 +246,5 @@ def check_put(q: Qless, job: Job, now: int) -> None:
         return
     tid = full_for(q, ext, now)
     if tid is not None:
-        q.engine._take_out(job)
+        q.engine.take_out(job)
         to_throttled(q, job, tid, now)

@@ -13,7 +13,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless.ext import QlessExt, RecurExt, qext
 from beanpod.core.qless.store import state_name
 from beanpod.core.qless.throttles import of_job, queue_throttle
-from beanpod.core.workq_ext import PRI_PIVOT
+from beanpod.core.workq.ext import PRI_PIVOT
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from beanpod.core.qless import Qless
 from beanpod.protocols.beanstalkd import wire as w
 
 if TYPE_CHECKING:
     from beanpod.core.conn import Conn
     from beanpod.core.engine import Engine
     from beanpod.core.job import Job
+    from beanpod.core.qless import Qless
     from beanpod.core.waiters import ReserveOutcome
 
 # Counted commands, in the order `stats` prints their cmd-* keys.
@@ -62,14 +62,14 @@ class ServerInfo(Protocol):
 class Dialect:
     """State shared by every beanstalkd connection of one server."""
 
-    def __init__(self, engine: Engine, info: ServerInfo, max_job_size: int) -> None:
+    def __init__(self, engine: Engine, info: ServerInfo, max_job_size: int, qless: Qless) -> None:
         self.engine = engine
         self.info = info
         self.max_job_size = max_job_size
         # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
-        self.qless = Qless(engine)  # qless job features (the `qless` extension command)
+        self.qless = qless  # qless job features (the `qless` extension command)
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from beanpod.core import workq as core
 from beanpod.core.job import Job
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
-from beanpod.core.workq_ext import uuid_of
+from beanpod.core.workq.ext import uuid_of
 from beanpod.protocols.workq import args
 from beanpod.protocols.workq import wire as w
 from beanpod.protocols.workq.commands import Command, Parsed, Rejected

@@ -12,7 +12,7 @@ from typing import Any
 
 from beanpod.core.job import Job
 from beanpod.core.tube import Tube
-from beanpod.core.workq_ext import attempts_of, to_workq_pri, uuid_of, workq_ext, workq_state
+from beanpod.core.workq.ext import attempts_of, to_workq_pri, uuid_of, workq_ext, workq_state
 from beanpod.protocols.workq import args
 from beanpod.protocols.workq import wire as w
 from beanpod.protocols.workq.commands import Command

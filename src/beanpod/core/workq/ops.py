@@ -21,7 +21,7 @@ from beanpod.core.conn import Conn
 from beanpod.core.job import STATE_NAMES, Job, JobState
 from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
-from beanpod.core.workq_ext import (
+from beanpod.core.workq.ext import (
     OUTCOME_COMPLETED,
     OUTCOME_FAILED,
     WorkqExt,
@@ -31,7 +31,7 @@ from beanpod.core.workq_ext import (
     uuid_of,
     workq_ext,
 )
-from beanpod.core.workq_waits import (
+from beanpod.core.workq.waits import (
     DRAINING,
     DUPLICATE_JOB,
     DUPLICATE_RESULT,
@@ -52,11 +52,6 @@ TTL_DUE = 10  # timer kind: a Workq job's TTL ran out (target: its WorkqExt)
 WAIT_DUE = 11  # timer kind: a run/result wait reached its wait-timeout (target: Wait)
 
 RESERVED, DONE = JobState.RESERVED, JobState.COMPLETE
-# Re-exported for the protocol layer, which speaks in these words.
-__all__ = [
-    "DRAINING", "DUPLICATE_JOB", "DUPLICATE_RESULT", "NOT_FOUND", "NO_ROOM", "TIMEOUT",
-    "DeliverResult", "Result", "Wait", "WaitOutcome", "Workq", "WorkqError",
-]  # fmt: skip
 
 
 class Workq:
@@ -234,7 +229,7 @@ class Workq:
         if engine.events is not None:
             engine.events.emit(now, "release", job.id, tube.name, _cid(conn), pri=job.pri,
                                delay_ms=0)  # fmt: skip
-        engine._make_ready(job, now)
+        engine.make_ready(job, now)
 
     def delete(self, conn: Conn | None, uuid: bytes, now: int) -> None:
         """delete: remove a job whatever its state."""
@@ -293,9 +288,9 @@ class Workq:
     def _detach(self, job: Job) -> None:
         """Take `job` out of its ready/delayed/buried queue or its reservation."""
         if job.state is RESERVED:
-            self.engine._unreserve(job)
+            self.engine.unreserve(job)
         else:
-            self.engine._take_out(job)
+            self.engine.take_out(job)
 
     def _finish(
         self, job: Job, outcome: int, result: bytes, now: int, detached: bool = False
@@ -326,7 +321,7 @@ class Workq:
         if event is not None and engine.events is not None:
             extra = {"state": STATE_NAMES[state]} if event == "delete" else {}
             engine.events.emit(now, event, job.id, job.tube.name, _cid(conn), **extra)
-        engine._destroy(job)
+        engine.destroy(job)
 
     def _journal_update(self, job: Job) -> None:
         if self.engine.journal is not None:
@@ -394,7 +389,7 @@ class Workq:
             self._requeue(job, now)
             return
         engine = self.engine
-        engine._unreserve(job)
+        engine.unreserve(job)
         job.timeouts += 1
         engine.counts.job_timeouts += 1
         if engine.events is not None:

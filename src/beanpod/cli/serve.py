@@ -1,4 +1,4 @@
-"""The `beanpod` command line."""
+"""`beanpod serve`: start the server."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import sys
 import click
 
 from beanpod import __version__
-from beanpod.cli_analyze import analyze
-from beanpod.cli_wal import wal
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
@@ -20,12 +18,6 @@ from beanpod.storage.segments import WalLocked
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(context_settings=CONTEXT)
-@click.version_option(__version__, "-v", "--version", prog_name="beanpod")
-def main() -> None:
-    """beanpod: a fast, durable work-queue server speaking the beanstalkd protocol."""
-
-
 def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
         click.echo(f"beanpod: -{param.opts[0][-1]} flag was removed. binlog is always compacted.",
@@ -33,7 +25,7 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     return value
 
 
-@main.command(context_settings=CONTEXT)
+@click.command(context_settings=CONTEXT)
 @click.option(
     "-l",
     "--listen",
@@ -113,11 +105,18 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     type=click.Path(file_okay=False),
     help="Append the job event log (docs/eventlog.md) under this directory.",
 )
+@click.option(
+    "--clock",
+    type=click.Choice(["real", "manual"]),
+    default="real",
+    show_default=True,
+    help="manual: time stands still until a qless request's `now` moves it (for tests).",
+)
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None,
+    segment_size: int, events_dir: str | None, clock: str,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     logging.basicConfig(
@@ -131,7 +130,7 @@ def serve(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
-        events_dir=events_dir,
+        events_dir=events_dir, clock=clock,
     )  # fmt: skip
     try:
         run_server(config)
@@ -152,7 +151,3 @@ def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
     if option is None:
         return 0 if beanstalkd_port == 0 else WORKQ_PORT
     return option or None
-
-
-main.add_command(wal)
-main.add_command(analyze)
