@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from beanpod import __version__
+from beanpod.cli.admin import COMMANDS as ADMIN_COMMANDS
 from beanpod.cli.analyze import analyze
 from beanpod.cli.serve import CONTEXT, serve
+from beanpod.cli.top import top
 from beanpod.cli.wal import wal
 
 
@@ -19,3 +21,5 @@ def main() -> None:
 main.add_command(serve)
 main.add_command(wal)
 main.add_command(analyze)
+for command in (*ADMIN_COMMANDS, top):
+    main.add_command(command)
