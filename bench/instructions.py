@@ -43,7 +43,10 @@ async def _work(kind: str, batches: int, fill: int) -> None:
     """The measured workload (run under cachegrind)."""
     from beanpod.server import gc_policy
     from beanpod.server.app import App
-    from beanpod.server.beanstalkd_session import BeanstalkdSession
+    try:
+        from beanpod.server.beanstalkd_session import BeanstalkdSession
+    except ImportError:  # --src of a tree from before the rename
+        from beanpod.server.session import BeanstalkdSession  # type: ignore[no-redef]
     from beanpod.server.config import ServerConfig
 
     events = kind.endswith("_ev")
