@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -53,13 +54,22 @@ def launched_by_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def build_session(master: str | None = None) -> SparkSession:
-    """The session: ``master`` if given, else spark-submit's, else ``local[*]``."""
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def build_session(master: str | None = None, quiet: bool = True) -> SparkSession:
+    """The session: ``master`` if given, else spark-submit's, else ``local[*]``. ``quiet``
+    keeps the JVM's start-up WARN lines off stderr (a local JVM logs only errors)."""
     builder = SparkSession.builder.appName(APP_NAME)
     if master is not None or not launched_by_spark_submit():
         builder = builder.master(master or "local[*]")
         for key, value in LOCAL_CONF.items():
             builder = builder.config(key, value)
+        if quiet:
+            java_options = f"{LOCAL_CONF['spark.driver.extraJavaOptions']} " + (
+                f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
+            )
+            builder = builder.config("spark.driver.extraJavaOptions", java_options)
         # The cache's catalog table (compact.py) makes Spark create its warehouse
         # directory; keep it out of the user's working directory.
         warehouse = tempfile.mkdtemp(prefix="beanpod-spark-warehouse-")
@@ -152,12 +162,13 @@ def run(
     progress: ProgressCallback | None = None,
     spark: SparkSession | None = None,
     compact_days: bool = True,
+    quiet: bool = True,
 ) -> dict[str, float]:
     """Analyse the log at ``events_uri`` into ``out_uri``; return seconds per stage.
 
     With ``compact_days`` parsed log files are kept as Parquet under ``OUT/_events_parquet``.
     """
-    spark = spark or build_session(master)
+    spark = spark or build_session(master, quiet)
     stages = _Stages(progress)
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []

@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import time
 from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import urlparse
 
 import click
 
-INSTALL_HINT = "pyspark is not installed: pip install beanpod[analytics]"
+from beanpod.events.writer import FILE_RE
+
+INSTALL_HINT = "pyspark is not installed: pip install 'beanpod[analytics]'"
+JAVA_HINT = (
+    "Spark needs Java 17 and none was found (no `java` on PATH, no JAVA_HOME): "
+    "apt-get install openjdk-17-jre-headless (Debian/Ubuntu), or set JAVA_HOME"
+)
+EXIT_NO_LOG = 2  # the event-log directory does not exist (a typo in a cron line)
+EXIT_EMPTY_LOG = 3  # the log holds no events (unless --allow-empty)
+EXIT_ENVIRONMENT = 4  # pyspark or Java is missing
+
+
+class AnalyzeError(click.ClickException):
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _day(
@@ -27,14 +47,18 @@ def _day(
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--from", "day_from", default=None, callback=_day, help="First UTC day.")
 @click.option("--to", "day_to", default=None, callback=_day, help="Last UTC day.")
+@click.option("--allow-empty", is_flag=True, help="An empty event log is not an error.")
+@click.option("-V", "--verbose", count=True, help="Show Spark's own log lines (WARN and up).")
 def analyze(
-    events_uri: str, out_uri: str, master: str | None, day_from: date | None, day_to: date | None
-) -> None:
+    events_uri: str, out_uri: str, master: str | None, day_from: date | None,
+    day_to: date | None, allow_empty: bool, verbose: int,
+) -> None:  # fmt: skip
     """Turn the event log into queue statistics (Parquet) and OUT/report.html."""
-    if importlib.util.find_spec("pyspark") is None:
-        raise click.ClickException(INSTALL_HINT)
+    started = time.monotonic()  # the total includes the JVM's start
     if day_from and day_to and day_from > day_to:
         raise click.BadParameter("--from is after --to")
+    _check_log(events_uri, allow_empty)
+    _check_environment(master)
     from beanpod.analytics.pipeline import Progress, run
 
     def show(p: Progress) -> None:
@@ -44,8 +68,51 @@ def analyze(
         else:
             click.echo(f"{now} [{p.index}/{p.total}] {p.stage} done ({p.seconds:.1f}s)", err=True)
 
-    seconds = run(events_uri, out_uri, master, day_from, day_to, progress=show)
+    from pyspark.errors import PySparkRuntimeError
+
+    try:
+        seconds = run(events_uri, out_uri, master, day_from, day_to, progress=show,
+                      quiet=verbose == 0)  # fmt: skip
+    except PySparkRuntimeError as exc:
+        if "JAVA_GATEWAY_EXITED" not in str(exc):
+            raise
+        raise AnalyzeError(f"Spark's JVM did not start. {JAVA_HINT}", EXIT_ENVIRONMENT) from None
     click.echo(
         f"wrote {out_uri.rstrip('/')}/report.html and {len(seconds) - 3} tables "
-        f"in {sum(seconds.values()):.1f}s"
+        f"in {time.monotonic() - started:.1f}s"
     )
+
+
+def _local_path(uri: str) -> Path | None:
+    """The local directory `uri` names, or None for a remote one (hdfs://, s3a://...)."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return Path(parsed.path if parsed.scheme else uri)
+    return None
+
+
+def _check_log(events_uri: str, allow_empty: bool) -> None:
+    """A missing directory is an error; one with no event files is one too, unless
+    --allow-empty (remote URIs are read as they are)."""
+    path = _local_path(events_uri)
+    if path is None:
+        return
+    if not path.is_dir():
+        raise AnalyzeError(f"no event-log directory at {path}", EXIT_NO_LOG)
+    if allow_empty or any(FILE_RE.match(p.name) for p in path.rglob("events-*.jsonl")):
+        return
+    raise AnalyzeError(
+        f"{path} holds no event files (events-*.jsonl under date=YYYY-MM-DD/): is it the "
+        "directory `beanpod serve --events` writes? (--allow-empty to write an empty report)",
+        EXIT_EMPTY_LOG,
+    )
+
+
+def _check_environment(master: str | None) -> None:
+    if importlib.util.find_spec("pyspark") is None:
+        raise AnalyzeError(INSTALL_HINT, EXIT_ENVIRONMENT)
+    if master is not None and not master.startswith("local"):
+        return  # a cluster brings its own Java
+    java_home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+        raise AnalyzeError(JAVA_HINT, EXIT_ENVIRONMENT)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import click
 
 from beanpod import __version__
+from beanpod.cli.logs import FORMATS, setup_logging
+from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
+from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
 from beanpod.storage.recovery import CorruptLog
 from beanpod.storage.segments import WalLocked
 
@@ -112,18 +114,34 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     show_default=True,
     help="manual: time stands still until a qless request's `now` moves it (for tests).",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Log lines as text or as one JSON object per line.",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    is_eager=True,
+    expose_value=False,
+    callback=load_config_file,
+    help="A TOML file of settings (keys: the long flag names). Flags win over BEANPOD_* "
+    "environment variables, which win over the file.",
+)
+@click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None, clock: str,
+    segment_size: int, events_dir: str | None, clock: str, log_format: str, print_config: bool,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.DEBUG if verbose > 1 else logging.INFO,
-        format="%(asctime)s beanpod %(levelname)s %(message)s",
-    )
+    if print_config:
+        click.echo(describe(click.get_current_context()))
+        return
+    setup_logging(verbose, log_format)
     from beanpod.server.app import serve as run_server
 
     config = ServerConfig(
@@ -136,13 +154,18 @@ def serve(
         run_server(config)
     except WalLocked as exc:
         click.echo(f"beanpod: {exc}", err=True)
-        sys.exit(10)  # beanstalkd's status when the binlog is locked
+        sys.exit(EXIT_WAL_LOCKED)
     except (CorruptLog, RestoreError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    except OSError as exc:
-        raise click.ClickException(f"cannot listen on {address}:{port}: {exc.strerror}") from exc
+        click.echo(f"beanpod: {exc}", err=True)
+        sys.exit(EXIT_DAMAGED_WAL)
+    except StartupError as exc:
+        click.echo(f"beanpod: {exc}", err=True)
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # pragma: no cover - SIGINT is handled by the server
         pass
+
+
+bind_environment(serve)
 
 
 def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:

@@ -119,6 +119,7 @@ class EventWriter:
         # Reset by flush, so each batch's first head records its `ts` in the span.
         self._put_head = self._reserve_head = self._delete_head = _NO_HEAD
         self._seq, self._last_name_ts = self._scan_existing()
+        self.dropped = 0  # events that could not be written (disk full, directory gone)
 
     def _scan_existing(self) -> tuple[int, int]:
         """Next sequence number and the highest name timestamp already on disk."""
@@ -275,22 +276,30 @@ class EventWriter:
     # -- writing ------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Write every buffered line: one write per file touched."""
+        """Write every buffered line: one write per file touched. Lines that cannot be
+        written (an OSError, raised after counting) are dropped and counted in `dropped`:
+        the queue goes on, the log has a gap."""
         if not self._lines:
             return
         lines, low, high, stamped = self._lines, self._low, self._high, self._stamped
         self._lines, self._low, self._high, self._stamped = [], -1, -1, {}
         self._put_head = self._reserve_head = self._delete_head = _NO_HEAD
-        if self._write_all_to_current(low, high, lines, stamped):
-            return
-        chunks: dict[_LogFile, list[str]] = {}
-        for index, line in enumerate(lines):
-            log_file = self._file_for(_line_ts(lines, index, stamped), len(line))
-            chunks.setdefault(log_file, []).append(line)
-        for log_file, lines in chunks.items():
-            log_file.write("".join(lines).encode())
-            if self._files.get(log_file.day) is not log_file:
-                log_file.close()
+        unwritten = len(lines)
+        try:
+            if self._write_all_to_current(low, high, lines, stamped):
+                return
+            chunks: dict[_LogFile, list[str]] = {}
+            for index, line in enumerate(lines):
+                log_file = self._file_for(_line_ts(lines, index, stamped), len(line))
+                chunks.setdefault(log_file, []).append(line)
+            for log_file, chunk in chunks.items():
+                log_file.write("".join(chunk).encode())
+                unwritten -= len(chunk)
+                if self._files.get(log_file.day) is not log_file:
+                    log_file.close()
+        except OSError:
+            self.dropped += unwritten
+            raise
 
     def _write_all_to_current(
         self, low: int, high: int, lines: list[str], stamped: dict[int, int]

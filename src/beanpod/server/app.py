@@ -7,6 +7,7 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Callable
 
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
@@ -20,10 +21,19 @@ from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
+from beanpod.server.startup import (
+    EXIT_EVENTS_DIR,
+    EXIT_WAL_DIR,
+    StartupError,
+    cause,
+    check_writable_dir,
+    listener_error,
+)
 from beanpod.server.workq_session import WorkqSession
 from beanpod.storage.segments import FileIO
 
 log = logging.getLogger("beanpod")
+EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a minute
 
 
 class App:
@@ -51,8 +61,10 @@ class App:
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
         self._events_flush_due = False
+        self._events_error_at = -EVENT_ERROR_EVERY_MS  # when the last write failure was told
         if config.events_dir is not None:
             self.events = EventWriter(config.events_dir)
+            self.info.events = self.events
             self.engine.events = self.events
             # Connection ids must stay unique in the log across restarts.
             self.engine.next_conn_id = self.clock.now() * 1000
@@ -81,8 +93,18 @@ class App:
         if self.events is not None:
             try:
                 self.events.flush()
-            except OSError as exc:  # the queue keeps working; the events stay buffered
-                log.error("cannot write the event log: %s", exc)
+            except OSError as exc:  # the queue keeps working; the lost events are counted
+                self._event_log_failed(exc)
+
+    def _event_log_failed(self, exc: OSError) -> None:
+        """Say so once a minute (not once per loop turn) while the event log fails."""
+        now = self.clock.now()
+        if now - self._events_error_at < EVENT_ERROR_EVERY_MS:
+            return
+        self._events_error_at = now
+        dropped = self.events.dropped if self.events is not None else 0
+        log.error("cannot write the event log under %s: %s (%d events dropped so far)",
+                  self.config.events_dir, exc, dropped)  # fmt: skip
 
     def _tick(self) -> None:
         self._timer = None
@@ -100,17 +122,11 @@ class App:
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
+        if self.config.events_dir is not None:
+            check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
-        path = self.config.unix_path
-        if path is not None:
-            server = await loop.create_unix_server(lambda: BeanstalkdSession(self), path)
-        else:
-            server = await loop.create_server(
-                lambda: BeanstalkdSession(self), self.config.address, self.config.port,
-                backlog=1024, reuse_address=True,
-            )  # fmt: skip
-        self.servers.append(server)
+        server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
         if install_signals:
@@ -125,20 +141,32 @@ class App:
         port = self.config.workq_port
         if port is None:
             return
-        loop = asyncio.get_running_loop()
-        path = self.config.unix_path
 
         def session() -> WorkqSession:
             return WorkqSession(self, self.workq_dialect)
 
-        if path is not None:
-            server = await loop.create_unix_server(session, path + ".workq")
-        else:
-            server = await loop.create_server(
-                session, self.config.address, port, backlog=1024, reuse_address=True
-            )
-        self.servers.append(server)
+        server = await self._listen("Workq", session, port, suffix=".workq")
         self.workq_addresses = _addresses(server)
+
+    async def _listen(
+        self, role: str, factory: Callable[[], asyncio.Protocol], port: int, suffix: str = ""
+    ) -> asyncio.Server:
+        """Open one listener on the configured address (a UNIX socket: its path plus
+        `suffix`); a failure names the listener and its address."""
+        loop = asyncio.get_running_loop()
+        path = self.config.unix_path
+        try:
+            if path is not None:
+                server = await loop.create_unix_server(factory, path + suffix)
+            else:
+                server = await loop.create_server(
+                    factory, self.config.address, port, backlog=1024, reuse_address=True
+                )
+        except OSError as exc:
+            where = f"unix:{path}{suffix}" if path else f"{self.config.address}:{port}"
+            raise listener_error(role, where, exc) from exc
+        self.servers.append(server)
+        return server
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         if sys.platform == "win32":  # pragma: no cover
@@ -149,8 +177,14 @@ class App:
 
     def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
-        if self.config.binlog_dir is not None and self.wal is None:
-            self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+        directory = self.config.binlog_dir
+        if directory is not None and self.wal is None:
+            check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
+            try:
+                self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+            except OSError as exc:
+                raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
+                                   EXIT_WAL_DIR) from exc  # fmt: skip
             self.info.wal = self.wal
             self.rearm()
 

@@ -12,6 +12,7 @@ from beanpod import __version__
 from beanpod.core.job import Job
 
 if TYPE_CHECKING:
+    from beanpod.events.writer import EventWriter
     from beanpod.server.durability import Durability
 
 
@@ -27,6 +28,7 @@ class ProcessInfo:
         self._started_at = started_at
         self.wal: Durability | None = None  # set when the server runs with -b DIR
         self.binlog_max_size = 10485760  # -s, shown even without -b (as beanstalkd)
+        self.events: EventWriter | None = None  # set when the server runs with --events
 
     def rusage(self) -> tuple[float, float]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -43,3 +45,10 @@ class ProcessInfo:
 
     def job_file(self, job: Job) -> int:
         return job.file if self.wal is not None else 0
+
+    def extra_stats(self) -> list[tuple[bytes, int]]:
+        """beanpod's own `stats` keys, after beanstalkd's; only for features that are on,
+        so a server run as beanstalkd is run prints exactly beanstalkd's keys."""
+        if self.events is None:
+            return []
+        return [(b"events-dropped", self.events.dropped)]

@@ -1,27 +1,75 @@
-"""``beanpod analyze`` argument handling and the message when pyspark is missing."""
+"""``beanpod analyze``: arguments, and the errors a cron line's typo or a missing Java gives
+(one line each, documented exit statuses), checked before Spark starts."""
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from beanpod.analytics import pipeline
 from beanpod.cli import analyze as cli_analyze
 
 
-def test_missing_pyspark_exits_with_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli_analyze.analyze, list(args))
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    day = tmp_path / "events" / "date=2026-11-24"
+    day.mkdir(parents=True)
+    (day / "events-1764000000000-000000.jsonl").write_text("")
+    return tmp_path / "events"
+
+
+def test_missing_directory_is_exit_2(tmp_path: Path) -> None:
+    result = invoke("--events", str(tmp_path / "typo"), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert f"no event-log directory at {tmp_path / 'typo'}" in result.output
+
+
+def test_empty_log_is_an_error_unless_allowed(tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "events").mkdir()
+    result = invoke("--events", str(tmp_path / "events"), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 3 and "holds no event files" in result.output
+    ran: list[str] = []
+    monkeypatch.setattr(pipeline, "run", lambda uri, *a, **k: ran.append(uri) or {"a": 1.0})
+    result = invoke("--events", str(tmp_path / "events"), "--out", "o", "--allow-empty")
+    assert result.exit_code == 0 and ran == [str(tmp_path / "events")]
+
+
+def test_missing_pyspark_exits_with_install_hint(log_dir: Path, monkeypatch: Any) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name)
     )
-    result = CliRunner().invoke(cli_analyze.analyze, ["--events", "e", "--out", "o"])
-    assert result.exit_code == 1
-    assert "pip install beanpod[analytics]" in result.output
+    result = invoke("--events", str(log_dir), "--out", "o")
+    assert result.exit_code == 4
+    assert "pip install 'beanpod[analytics]'" in result.output
+
+
+def test_missing_java_is_one_line_with_the_fix(log_dir: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    result = invoke("--events", str(log_dir), "--out", "o")
+    assert result.exit_code == 4
+    assert result.output.count("\n") == 1
+    assert "Spark needs Java 17" in result.output and "openjdk-17-jre-headless" in result.output
+
+
+def test_verbose_lets_spark_log_and_quiet_is_the_default(log_dir: Path, monkeypatch: Any) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: seen.append(k["quiet"]) or {"a": 1.0})
+    assert invoke("--events", str(log_dir), "--out", "o").exit_code == 0
+    assert invoke("--events", str(log_dir), "--out", "o", "-V").exit_code == 0
+    assert seen == [True, False]
 
 
 def test_bad_day_is_a_usage_error() -> None:
-    result = CliRunner().invoke(
-        cli_analyze.analyze, ["--events", "e", "--out", "o", "--to", "2025-02-30"]
-    )
+    result = invoke("--events", "e", "--out", "o", "--to", "2025-02-30")
     assert result.exit_code == 2 and "not a day" in result.output

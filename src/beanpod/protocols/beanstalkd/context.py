@@ -57,6 +57,9 @@ class ServerInfo(Protocol):
         ...
 
     def job_file(self, job: Job) -> int: ...
+    def extra_stats(self) -> list[tuple[bytes, int]]:
+        """beanpod's own keys, printed after beanstalkd's (none unless a feature is on)."""
+        ...
 
 
 class Dialect:

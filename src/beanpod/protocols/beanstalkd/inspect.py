@@ -155,6 +155,7 @@ def stats(s: Context, cmd: tuple[Any, ...]) -> bytes:
         (b"os", yaml.scalar(info.os_name)),
         (b"platform", yaml.scalar(info.platform)),
     ]
+    pairs += info.extra_stats()
     return w.ok(yaml.mapping(pairs))
 
 
