@@ -2,7 +2,7 @@
 
     python -m bench --servers beanpod,beanpod --repeat 3 \\
         --cells put_d64_c4,put_d64_c4_ev,rd_d64_c4,rd_d64_c4_ev --out /tmp/ev.json
-    python bench/events_overhead.py /tmp/ev.json
+    python -m bench.events_overhead /tmp/ev.json
 
 Pools the beanpod runs of both sides (``--servers beanpod,beanpod`` doubles the samples)
 and prints, per cell pair, the median throughput and server CPU µs/op with events off and

@@ -1,6 +1,6 @@
 """Analytics pipeline benchmark: beanpod's PySpark pipeline on local[2] vs DuckDB.
 
-    PYTHONPATH=src python bench/analytics/bench.py --events 1000000 10000000
+    python -m bench.analytics.bench --events 1000000 10000000
 
 Generates (and caches) synthetic logs under --data, runs the whole pipeline
 (all tables + report) and DuckDB running the same queries on the same files
@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate
+from bench.analytics.generate import generate
 
 DUCK_READ = """
 CREATE OR REPLACE TABLE ev AS

@@ -1,6 +1,6 @@
 """Synthetic beanpod event logs for the analytics benchmark.
 
-    python bench/analytics/generate.py --events 1000000 --out /tmp/beanpod-bench/events-1M
+    python -m bench.analytics.generate --events 1000000 --out /tmp/beanpod-bench/events-1M
 
 Jobs arrive at a steady rate over ``--days`` UTC days (so the log crosses midnights),
 are reserved by named workers, and end in deletes, completes, releases, timeouts,

@@ -1,6 +1,6 @@
 """Time the pipeline's stages in one Spark session, for same-session comparisons.
 
-    PYTHONPATH=src python -m bench.analytics.stages --events 10000000 --rounds 3
+    python -m bench.analytics.stages --events 10000000 --rounds 3
 
 Reads the Parquet cache that ``bench.py`` left under ``--data`` (run it once first), builds
 and caches the per-job window, then sends every table to Spark's ``noop`` sink, ``--rounds``
@@ -15,11 +15,11 @@ import argparse
 import time
 from pathlib import Path
 
-from bench.analytics.bench import load
-from bench.servers import cpu_seconds
 from pyspark import StorageLevel
 
 from beanpod.analytics import compact, pipeline, transforms
+from bench.analytics.bench import load
+from bench.servers import cpu_seconds
 
 
 def main() -> None:

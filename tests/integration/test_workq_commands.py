@@ -9,7 +9,7 @@ import pytest
 
 from beanpod.client.workq import Client, ClientError, NotFound, TimedOut
 from beanpod.protocols.workq import wire as w
-from tests.integration.workq_support import WorkqServer, new_id, wq, wq_server
+from tests.support.workq_server import WorkqServer, new_id, wq, wq_server
 
 __all__ = ["wq", "wq_server"]
 Make = Callable[[], Client]

@@ -12,8 +12,8 @@ import pytest
 
 from beanpod.client.workq import Client, NotFound
 from beanpod.core.workq.ext import synthetic_uuid
-from tests.integration.workq_support import WorkqServer, new_id, wq, wq_server
 from tests.support.servers import SubprocessServer
+from tests.support.workq_server import WorkqServer, new_id, wq, wq_server
 
 __all__ = ["wq", "wq_server"]
 Make = Callable[[], Client]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.client.workq import ClientError, NotFound
-from tests.integration.workq_support import WorkqServer, new_id
+from tests.support.workq_server import WorkqServer, new_id
 
 
 def test_workq_state_survives_a_restart(tmp_path: Path) -> None:

@@ -7,13 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from beanpod.server.app import App
+from beanpod.server.clock import Clock
 from beanpod.storage.segments import FileIO
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
 
 
-class FakeClock:
-    def __init__(self, now: int) -> None:
+class FakeClock(Clock):
+    """A real-time-kind clock (loop timers armed) whose reading the test sets, e.g. to
+    step over the time a server was down between two starts."""
+
+    def __init__(self, now: int) -> None:  # the base reads no real time here
         self.ms = now
 
     def now(self) -> int:
@@ -33,7 +37,7 @@ class WalServer(InProcessServer):
         self.app = app = self.call(App, self.config)
         app.wal_io = self.io
         if self.clock is not None:
-            app.clock = self.clock  # type: ignore[assignment]
+            app.clock = self.clock
         try:
             addresses = self.run(app.start(install_signals=False))
         except BaseException:

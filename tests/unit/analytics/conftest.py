@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/ -> analytics_support
-
 pyspark = pytest.importorskip("pyspark", reason="pyspark not installed (beanpod[analytics])")
 
 from pyspark.sql import SparkSession  # noqa: E402

@@ -17,8 +17,8 @@ import pyspark
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
+from tests.support.analytics.eventgen import OUTCOMES, JobScript, Step, write_log
 
-from analytics_support.eventgen import OUTCOMES, JobScript, Step, write_log
 from beanpod.analytics import job as job_module
 from beanpod.analytics.bundle import build_zip
 from beanpod.analytics.pipeline import run

@@ -8,8 +8,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
+from tests.support.analytics.eventgen import JobScript, Step, write_log
 
-from analytics_support.eventgen import JobScript, Step, write_log
 from beanpod.analytics.compact import MANIFEST
 from beanpod.analytics.pipeline import read_frame, read_log
 from beanpod.analytics.transforms import failures_from_partials, worker_names

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.testing import assertDataFrameEqual
+from tests.support.analytics import reference
+from tests.support.analytics.eventgen import event_logs, write_log
 
-from analytics_support import reference
-from analytics_support.eventgen import event_logs, write_log
 from beanpod.analytics.pipeline import build_tables, in_range, read_log
 from beanpod.analytics.transforms import with_reservation_times
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from tests.support.analytics.reference import read_log
 
-from analytics_support.reference import read_log
 from beanpod.analytics.read import list_event_files, read_events
 from beanpod.events.schema import FIELD_ORDER
 

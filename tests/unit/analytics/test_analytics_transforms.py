@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
+from tests.support.analytics.frames import DAY_MS, T0, enriched_df, ev, events_df, timed_df
 
-from analytics_support.frames import DAY_MS, T0, enriched_df, ev, events_df, timed_df
 from beanpod.analytics import transforms
 
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)

@@ -12,7 +12,7 @@ from beanpod.core.workq.ext import (
     synthetic_uuid,
     workq_state,
 )
-from tests.unit.core.workq_support import U1, U2, Outcomes, RecordingEvents, RecordingJournal, make
+from tests.support.workq_engine import U1, U2, Outcomes, RecordingEvents, RecordingJournal, make
 
 
 def test_ext_codec_round_trips_through_the_registry() -> None:

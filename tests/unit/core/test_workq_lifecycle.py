@@ -17,7 +17,7 @@ from beanpod.core.workq.ext import (
     to_workq_pri,
     workq_state,
 )
-from tests.unit.core.workq_support import U1, U2, U3, Outcomes, make
+from tests.support.workq_engine import U1, U2, U3, Outcomes, make
 
 
 def test_add_lease_complete_result() -> None:

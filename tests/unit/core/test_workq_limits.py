@@ -6,7 +6,7 @@ from beanpod.core.job import JobState
 from beanpod.core.waiters import TIMED_OUT
 from beanpod.core.workq import NOT_FOUND, TIMEOUT
 from beanpod.core.workq.ext import FAILED, NEW, PENDING, workq_state
-from tests.unit.core.workq_support import U1, U2, Outcomes, make
+from tests.support.workq_engine import U1, U2, Outcomes, make
 
 
 def test_ttr_expiry_requeues_as_pending_first_in_line() -> None:

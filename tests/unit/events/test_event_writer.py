@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.analytics.reference import read_log
 
-from analytics_support.reference import read_log
 from beanpod.events.writer import EventWriter, file_name
 
 T0 = 1_735_689_600_000  # 2025-01-01T00:00:00Z
