@@ -1,5 +1,5 @@
 """Workq wire words, limits and reply encoders, shared by the parser, handlers, client
-and tests (specs/workq-protocol.txt, specs/workq-semantics.md)."""
+and tests (docs/workq-wire.md states the grammar)."""
 
 from __future__ import annotations
 
