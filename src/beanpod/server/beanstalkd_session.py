@@ -13,6 +13,7 @@ from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
 from beanpod.server.batch_session import BatchSession
+from beanpod.server.peers import forget_peer, note_peer
 
 if TYPE_CHECKING:
     from beanpod.server.app import App
@@ -31,6 +32,7 @@ class BeanstalkdSession(BatchSession):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         log.debug("conn %d open", self.conn.id)
+        note_peer(self.app.events, self.conn.id, transport)
 
     def eof_received(self) -> bool:
         """A half-closed client gets TIMED_OUT for a waiting reserve, then we close."""
@@ -49,6 +51,7 @@ class BeanstalkdSession(BatchSession):
         self.app.engine.disconnect(self.conn, self.app.clock.now())
         self.app.rearm()
         log.debug("conn %d closed", self.conn.id)
+        forget_peer(self.app.events, self.conn.id)
 
     def deliver(self, outcome: ReserveOutcome) -> None:
         """Called by the engine when this session's parked reserve is answered."""
