@@ -9,6 +9,7 @@ import click
 from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
+from beanpod.core import job as job_states
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
@@ -130,18 +131,26 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="A TOML file of settings (keys: the long flag names). Flags win over BEANPOD_* "
     "environment variables, which win over the file.",
 )
+@click.option(
+    "--check-moves",
+    is_flag=True,
+    help="Check every job state change against the state table (debugging; slower).",
+)
 @click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None, clock: str, log_format: str, print_config: bool,
+    segment_size: int, events_dir: str | None, clock: str, log_format: str, check_moves: bool,
+    print_config: bool,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     if print_config:
         click.echo(describe(click.get_current_context()))
         return
     setup_logging(verbose, log_format)
+    if check_moves:
+        job_states.CHECK_MOVES = True
     from beanpod.server.app import serve as run_server
 
     config = ServerConfig(

@@ -12,13 +12,18 @@ from typing import Any
 
 from beanpod.core.conn import UNKNOWN, Conn
 from beanpod.core.job import (
+    BURIED,
+    DELAYED,
     HELD_STATES,
     ONE_RESERVE,
+    READY,
+    RESERVED,
     STATE_NAMES,
     URGENT_PRIORITY,
     Job,
     JobExt,
     JobState,
+    move,
 )
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.pqueue import delayed_key, ready_key
@@ -29,8 +34,6 @@ from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, Deliver, ReserveOutco
 
 DEFAULT_TUBE = "default"
 SAFETY_MARGIN_MS = 1000  # the last second of a reservation (DEADLINE_SOON)
-
-READY, DELAYED, RESERVED, BURIED = tuple(JobState)[:4]
 
 
 class Engine:
@@ -197,7 +200,7 @@ class Engine:
                 None if ext is None else getattr(ext, "uuid_text", None),  # no failed lookup
             )  # fmt: skip
         if held is not None:
-            job.state = held
+            move(job, held)
         elif delay > 0:
             self.make_delayed(job, now + delay)
         else:
@@ -211,7 +214,7 @@ class Engine:
     def make_ready(self, job: Job, now: int, order: int = 0) -> None:
         """`order`: rank within the priority band (0: the id; qless passes its own)."""
         tube = job.tube
-        job.state = READY
+        move(job, READY)
         tube.ready.push(ready_key(job.pri, job.id, order), job)
         counts = self.counts
         counts.ready += 1
@@ -222,14 +225,14 @@ class Engine:
             self._serve(tube, now)
 
     def make_delayed(self, job: Job, due: int) -> None:
-        job.state = DELAYED
+        move(job, DELAYED)
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
         self.timers.arm(due, DELAY_DUE, job)
 
     def make_buried(self, job: Job) -> None:
-        job.state = BURIED
+        move(job, BURIED)
         job.tube.buried[job.id] = job
         self.counts.buried += 1
 
@@ -258,7 +261,7 @@ class Engine:
 
     def make_reserved(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
         """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
-        job.state = RESERVED
+        move(job, RESERVED)
         job.reserver = conn
         job.counters += ONE_RESERVE
         deadline = now + job.ttr

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -32,30 +33,57 @@ STATE_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 HELD_STATES = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
 
-# Allowed transitions; None is "does not exist" (before put, after delete).
-# qless moves (re-put, complete-with-next, unfail, dependency unlock) add the edges
-# marked "qless"; plain beanstalkd and Workq use only the first ones.
-_R, _D, _V, _B = JobState.READY, JobState.DELAYED, JobState.RESERVED, JobState.BURIED
-_DEP, _DONE, _REC = JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR
+# Every state change a job may make: old -> allowed new states. `move()` below is the
+# one function that changes `job.state`; it checks this table when CHECK_MOVES is on.
+# None is "does not exist": the row None lists what a put creates; every row's None is
+# a delete (or a Workq/qless removal). A restart re-creates each job in the state its
+# last record names (RESTART_STATES: never RESERVED, a restart ends reservations).
+# Plain beanstalkd uses the first four states and the edges without a comment; the
+# comments name the extension moves that add the others. A same-state edge is a job
+# taken out and placed again.
+READY, DELAYED, RESERVED, BURIED = (
+    JobState.READY, JobState.DELAYED, JobState.RESERVED, JobState.BURIED
+)  # fmt: skip
+DEPENDS, COMPLETE, RECUR = JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR
 TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
-    None: frozenset({_R, _D, _DEP, _REC}),
-    # Workq: _R/_D -> _DONE (complete and fail need no lease)
-    _R: frozenset({_V, None, _D, _DEP, _DONE}),  # qless: _D, _DEP (re-put)
-    _D: frozenset({_R, _V, None, _DEP, _DONE}),  # qless: _DEP
-    _V: frozenset({_R, _D, _B, None, _DEP, _DONE}),  # qless: _DEP, _DONE (complete)
-    _B: frozenset({_R, _V, None, _D, _DEP}),  # qless: _D, _DEP (re-put)
-    _DEP: frozenset({_R, _D, None}),
-    _DONE: frozenset({_R, _D, _DEP, None}),
-    _REC: frozenset({None}),
-}
+    None: frozenset({READY, DELAYED, DEPENDS, RECUR}),  # qless: DEPENDS, RECUR
+    READY: frozenset({
+        RESERVED, None, DELAYED,
+        DEPENDS,  # qless re-put
+        COMPLETE,  # Workq complete/fail need no lease
+        READY,  # qless re-put or a spawned recurring child: re-ranked in its band
+    }),
+    DELAYED: frozenset({
+        READY, RESERVED, None,
+        DEPENDS, COMPLETE,  # qless re-put, Workq complete/fail
+        DELAYED,  # qless re-put with a new delay
+    }),
+    RESERVED: frozenset({
+        READY, DELAYED, BURIED, None,
+        DEPENDS, COMPLETE,  # qless complete(-with-next), Workq complete/fail
+        RESERVED,  # qless: a stalled job's lock handed straight to another worker
+    }),
+    BURIED: frozenset({READY, RESERVED, None, DELAYED, DEPENDS}),  # qless re-put: DELAYED, DEP.
+    DEPENDS: frozenset({READY, DELAYED, None, DEPENDS}),  # qless re-put with dependencies
+    COMPLETE: frozenset({READY, DELAYED, DEPENDS, None}),  # qless re-put of a completed job
+    RECUR: frozenset({None}),  # a qless recurring template is only ever removed
+}  # fmt: skip
+RESTART_STATES = frozenset({READY, DELAYED, BURIED, DEPENDS, COMPLETE, RECUR})
+
+# Off in production (the check is a dict and a set lookup per move, see
+# docs/architecture.md for its measured cost); tests/conftest.py and `--check-moves`
+# turn it on.
+CHECK_MOVES = False
+
+
+class IllegalMove(AssertionError):
+    """A job state change that TRANSITIONS does not declare (a bug in the engine)."""
 
 
 # Bit offsets of the counters packed in Job.counters (beanstalkd keeps them as u32).
 RESERVES_SHIFT, TIMEOUTS_SHIFT, RELEASES_SHIFT, BURIES_SHIFT, KICKS_SHIFT = 0, 32, 64, 96, 128
 ONE_RESERVE = 1 << RESERVES_SHIFT
 _MASK = 0xFFFFFFFF
-
-_READY = JobState.READY  # a module constant: cheaper than the enum attribute per job
 
 
 class JobExt(Protocol):
@@ -76,6 +104,8 @@ EXT_DECODERS: dict[int, Callable[[bytes], JobExt]] = {}
 
 class Job:
     """One job. Times are integer milliseconds on the engine's clock.
+
+    `state` is unset until the job's first `move()` (its put or its restore).
 
     `entry` is the job's live entry in its tube's ready or delayed heap (lazy
     deletion: an entry is live only while `job.entry is entry`); `timer` is its live
@@ -99,6 +129,7 @@ class Job:
         "ttr",
         "tube",
     )
+    state: JobState  # set by move() only
 
     def __init__(
         self,
@@ -117,7 +148,6 @@ class Job:
         self.delay = delay
         self.ttr = ttr
         self.body = body
-        self.state = _READY
         self.created = now
         self.deadline = 0  # due time when delayed, TTR expiry when reserved
         self.reserver: Conn | None = None
@@ -173,4 +203,47 @@ class Job:
         self.counters = (self.counters & ~(_MASK << shift)) | ((value & _MASK) << shift)
 
     def __repr__(self) -> str:
-        return f"<Job {self.id} {self.tube.name} {STATE_NAMES[self.state]} pri={self.pri}>"
+        state = state_name(getattr(self, "state", None))
+        return f"<Job {self.id} {self.tube.name} {state} pri={self.pri}>"
+
+
+def move(job: Job, new: JobState) -> None:
+    """The one place a job's state changes: the engine's moves (make_ready, ...) and the
+    extensions' held states call it. Checked against TRANSITIONS when CHECK_MOVES is on."""
+    if CHECK_MOVES:
+        check_move(job, new)
+    job.state = new
+
+
+def check_move(job: Job, new: JobState) -> None:
+    """Raise IllegalMove unless `job` may go from its state to `new`."""
+    old: JobState | None = getattr(job, "state", None)  # unset before its first move
+    allowed = TRANSITIONS[old]
+    if _restarting and (old is None or old is new):
+        allowed = RESTART_STATES  # re-created from the log, or re-placed by its extension
+    if new not in allowed:
+        raise IllegalMove(f"job {job.id}: {state_name(old)} -> {state_name(new)} is not declared")
+
+
+def state_name(state: JobState | None) -> str:
+    return "(none)" if state is None else STATE_NAMES[state]
+
+
+_restarting = False
+
+
+def restarting_now() -> bool:
+    """Are moves being made by a restart (inside `restarting()`)?"""
+    return _restarting
+
+
+@contextmanager
+def restarting() -> Iterator[None]:
+    """Moves inside re-create jobs from the write-ahead log (start-up only): a job may
+    appear in any of RESTART_STATES, and an extension may re-place a job it restored."""
+    global _restarting
+    _restarting = True
+    try:
+        yield
+    finally:
+        _restarting = False

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import EXT_DECODERS, HELD_STATES, Job, JobExt, JobState
+from beanpod.core.job import EXT_DECODERS, HELD_STATES, Job, JobExt, JobState, move, restarting
 from beanpod.core.records import (
     DeleteRecord,
     NextIdRecord,
@@ -75,8 +75,9 @@ def restore(engine: Engine, records: Iterable[tuple[int, Record]], now: int) -> 
             if rec.value:
                 states[rec.key] = (file, rec.value)
     result = Restored(states=states)
-    for image in images.values():
-        _place(engine, image, now)
+    with restarting():
+        for image in images.values():
+            _place(engine, image, now)
     result.jobs = len(images)
     engine.next_id = result.next_id = max(engine.next_id, next_id)
     for name, (file, pause) in pauses.items():
@@ -110,7 +111,7 @@ def _place(engine: Engine, image: _Image, now: int) -> None:
     tube.refs += 1
     state = latest.state
     if state in HELD_STATES:
-        job.state = JobState(state)  # an extension's state: it re-places the job itself
+        move(job, JobState(state))  # an extension's state: it re-places the job itself
     elif state == JobState.DELAYED:
         engine.make_delayed(job, latest.deadline)
     elif state == JobState.BURIED:

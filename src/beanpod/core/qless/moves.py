@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import Job, JobState
+from beanpod.core.job import BURIED, COMPLETE, DEPENDS, RESERVED, Job, move
 from beanpod.core.qless import throttles
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
@@ -75,10 +75,10 @@ def adopt(q: Qless, job: Job) -> QlessExt | None:
 def detach(q: Qless, job: Job) -> None:
     """Take `job` out of wherever it is: engine queue or reservation, qless sets."""
     state = job.state
-    if state is JobState.RESERVED:
+    if state is RESERVED:
         unlock(q, job)
     else:
-        if state is JobState.BURIED:
+        if state is BURIED:
             leave_group(q, job)
         q.engine.take_out(job)
     unplace(q, job)
@@ -206,12 +206,12 @@ def scheduled_due(q: Qless, job: Job, now: int) -> None:
 
 def to_depends(q: Qless, job: Job) -> None:
     ext = ext_of(job)
-    job.state = JobState.DEPENDS
+    move(job, DEPENDS)
     q.queue(ext.queue).depends[ext.jid] = job
 
 
 def to_complete(q: Qless, job: Job) -> None:
-    job.state = JobState.COMPLETE
+    move(job, COMPLETE)
     q.completed[ext_of(job).jid] = job
 
 

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import Job, JobState
+from beanpod.core.job import Job, JobState, move, restarting
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.store import CONFIG_STATE, STATS_STATE, WORKER_STATE
@@ -31,17 +31,18 @@ def reattach(q: Qless, now: int) -> int:
         ext = job.ext
         if isinstance(ext, QlessExt) and ext.order >= q.engine.next_id:
             q.engine.next_id = ext.order + 1
-    for job in jobs:
-        ext = job.ext
-        if isinstance(ext, RecurExt):
-            _template(q, job, ext)
-        elif isinstance(ext, QlessExt):
-            _job(q, job, ext, now)
-        else:
-            continue
-        found += 1
-    _sort_lists(q)
-    _repend(q, jobs)
+    with restarting():  # re-placing what the engine restored is not a move of its own
+        for job in jobs:
+            ext = job.ext
+            if isinstance(ext, RecurExt):
+                _template(q, job, ext)
+            elif isinstance(ext, QlessExt):
+                _job(q, job, ext, now)
+            else:
+                continue
+            found += 1
+        _sort_lists(q)
+        _repend(q, jobs)
     return found
 
 
@@ -112,7 +113,7 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
             members = q.groups.setdefault(failure["group"], OrderedDict())
             members[moves.ext_of(job).jid] = job
     elif state is JobState.DEPENDS and moves.ext_of(job).throttled_on:
-        job.state = JobState.DEPENDS  # waits for its throttle again: _repend
+        move(job, JobState.DEPENDS)  # waits for its throttle again: _repend
     elif state is JobState.DEPENDS:
         moves.to_depends(q, job)
     elif state is JobState.COMPLETE:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import STATE_NAMES, Job, JobState
+from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job, move
 from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
 from beanpod.core.workq.ext import (
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 
 TTL_DUE = 10  # timer kind: a Workq job's TTL ran out (target: its WorkqExt)
 WAIT_DUE = 11  # timer kind: a run/result wait reached its wait-timeout (target: Wait)
-
-RESERVED, DONE = JobState.RESERVED, JobState.COMPLETE
 
 
 class Workq:
@@ -306,7 +304,7 @@ class Workq:
             return
         ext.outcome = outcome
         ext.result = result
-        job.state = DONE
+        move(job, COMPLETE)
         self._journal_update(job)
 
     def _remove(

@@ -1,0 +1,340 @@
+"""Every job state change is declared in TRANSITIONS.
+
+beanstalkd, Workq and qless moves (and restarts from the log) are driven at random on one
+engine; every old -> new pair that `move()` makes, and every removal, is recorded and
+checked against the table. `check_move` is replaced by the recorder, so this test reads
+the table itself rather than trusting the engine's check. A fixed tour shows the random
+drive can reach the extension edges at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from beanpod.core import job as job_states
+from beanpod.core.engine import Engine
+from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState
+from beanpod.core.qless import Qless, QlessError
+from beanpod.core.qless.api import call
+from beanpod.core.records import NextIdRecord, Record, StateRecord, decode, encode_put
+from beanpod.core.restore import restore
+from beanpod.core.workq import Workq, WorkqError
+
+Pair = tuple[JobState | None, JobState | None, bool]  # old, new (None: removed), restarting
+S = JobState
+R, D, V, B, DEP, DONE, REC = (
+    S.READY,
+    S.DELAYED,
+    S.RESERVED,
+    S.BURIED,
+    S.DEPENDS,
+    S.COMPLETE,
+    S.RECUR,
+)
+QUEUES = st.sampled_from(["q", "r"])
+PICK = st.integers(0, 60)
+
+
+def declared(pair: Pair) -> bool:
+    """The table's answer, read here independently of `check_move`."""
+    old, new, restarting = pair
+    if restarting and (old is None or old is new):
+        return new in RESTART_STATES  # re-created from the log, or re-placed after it
+    return new in TRANSITIONS[old]
+
+
+class MoveLog:
+    """Stands in for `check_move`: records each pair instead of judging it."""
+
+    def __init__(self) -> None:
+        self.pairs: set[Pair] = set()
+
+    def __call__(self, job: Job, new: JobState) -> None:
+        old = getattr(job, "state", None)
+        self.pairs.add((old, new, job_states.restarting_now()))
+
+    def watch_removals(self, engine: Engine) -> None:
+        destroy = engine.destroy
+
+        def recorded(job: Job) -> None:
+            self.pairs.add((job.state, None, False))
+            destroy(job)
+
+        engine.destroy = recorded  # type: ignore[method-assign]
+
+    def undeclared(self) -> list[Pair]:
+        return sorted((p for p in self.pairs if not declared(p)), key=repr)
+
+
+@pytest.fixture
+def move_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[MoveLog]:
+    log = MoveLog()
+    monkeypatch.setattr(job_states, "check_move", log)
+    yield log
+
+
+class MemoryJournal:
+    """Keeps the named states (STATE records); jobs are snapshotted at a restart."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, bytes] = {}
+
+    def room(self, nbytes: int) -> bool:
+        return True
+
+    def record_put(self, job: Job) -> None: ...
+    def record_update(self, job: Job) -> None: ...
+    def record_delete(self, job: Job) -> None: ...
+    def record_pause(self, tube: Any) -> None: ...
+
+    def record_state(self, key: str, value: bytes) -> None:
+        if value:
+            self.state[key] = value
+        else:
+            self.state.pop(key, None)
+
+    def states(self, prefix: str) -> dict[str, bytes]:
+        return {k: v for k, v in self.state.items() if k.startswith(prefix)}
+
+
+class Dialects:
+    """One engine with both extensions, as server/app.py builds it."""
+
+    def __init__(self, log: MoveLog, journal: MemoryJournal | None = None) -> None:
+        self.log = log
+        self.journal = journal or MemoryJournal()
+        self.engine = Engine()
+        self.engine.journal = self.journal
+        log.watch_removals(self.engine)
+        self.q = Qless(self.engine)
+        self.wq = Workq(self.engine)
+        self.conns = [self.engine.connect() for _ in range(2)]
+        self.now = 0
+        self.uuids: list[bytes] = []
+        self.jids: list[str] = []
+
+    def restarted(self) -> Dialects:
+        """A new engine restored from a snapshot of every live job (as compaction writes)."""
+        records: list[tuple[int, Record]] = [
+            (1, decode(encode_put(job))) for job in self.engine.jobs.values()
+        ]
+        records += [(1, StateRecord(k, v)) for k, v in self.journal.state.items()]
+        records.append((1, NextIdRecord(self.engine.next_id)))
+        fresh = Dialects(self.log, self.journal)
+        fresh.now, fresh.uuids, fresh.jids = self.now, self.uuids, self.jids
+        restore(fresh.engine, records, self.now)
+        fresh.q.reattach(self.now)
+        fresh.wq.reattach(self.now)
+        return fresh
+
+    def free_conn(self, i: int) -> Any:
+        conn = self.conns[i % len(self.conns)]
+        self.engine.cancel_wait(conn)
+        return conn
+
+    def job_id(self, pick: int) -> int:
+        ids = sorted(self.engine.jobs)
+        return ids[pick % len(ids)] if ids else 0
+
+    def qless(self, fn: str, *args: Any) -> Any:
+        try:
+            return call(self.q, fn, list(args), self.now)
+        except QlessError:
+            return None
+
+    def workq(self, op: str, *args: Any) -> None:
+        with contextlib.suppress(WorkqError):
+            getattr(self.wq, op)(*args)
+
+
+class StateTableMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.log = MoveLog()
+        self.saved_check = job_states.check_move
+        job_states.check_move = self.log  # type: ignore[assignment]
+        self.d = Dialects(self.log)
+
+    def teardown(self) -> None:
+        job_states.check_move = self.saved_check  # type: ignore[assignment]
+
+    # ---- beanstalkd ----------------------------------------------------------------
+
+    @rule(i=st.integers(0, 1), delay=st.sampled_from([0, 0, 2000]))
+    def put(self, i: int, delay: int) -> None:
+        d = self.d
+        d.engine.put(d.free_conn(i), d.engine.tube("q"), 10, delay, 5000, b"x", d.now)
+
+    @rule(i=st.integers(0, 1))
+    def reserve(self, i: int) -> None:
+        d = self.d
+        d.engine.watch(d.free_conn(i), "q")
+        d.engine.reserve(d.free_conn(i), 0, d.now, lambda outcome: None)
+
+    @rule(i=st.integers(0, 1), pick=PICK, op=st.sampled_from(
+        ["release", "release_later", "bury", "kick_job", "delete", "reserve_job"]))  # fmt: skip
+    def job_op(self, i: int, pick: int, op: str) -> None:
+        d = self.d
+        conn, job_id, e = d.free_conn(i), d.job_id(pick), d.engine
+        if op.startswith("release"):
+            e.release(conn, job_id, 5, 1000 if op == "release_later" else 0, d.now)
+        elif op == "bury":
+            e.bury(conn, job_id, 5, d.now)
+        elif op == "kick_job":
+            e.kick_job(conn, job_id, d.now)
+        elif op == "reserve_job":
+            e.reserve_job(conn, job_id, d.now)
+        else:
+            e.delete(conn, job_id, d.now)
+
+    # ---- Workq -----------------------------------------------------------------------
+
+    @rule(later=st.booleans(), fails=st.sampled_from([0, 2]))
+    def workq_add(self, later: bool, fails: int) -> None:
+        d = self.d
+        uuid = b"6ba7b810-9dad-41d1-80b4-%012x" % len(d.uuids)
+        d.uuids.append(uuid)
+        at = d.now + 1500 if later else None
+        d.workq("add", None, uuid, "q", 3000, 20_000, b"w", d.now, 0, 0, fails, at)
+
+    @rule(i=st.integers(0, 1))
+    def workq_lease(self, i: int) -> None:
+        d = self.d
+        d.workq("lease", d.free_conn(i), ["q"], 0, d.now, lambda outcome: None)
+
+    @rule(pick=PICK, op=st.sampled_from(["complete", "fail", "delete"]))
+    def workq_finish(self, pick: int, op: str) -> None:
+        d = self.d
+        if d.uuids:
+            uuid = d.uuids[pick % len(d.uuids)]
+            args = (None, uuid, d.now) if op == "delete" else (None, uuid, b"r", d.now)
+            d.workq(op, *args)
+
+    # ---- qless -----------------------------------------------------------------------
+
+    @rule(queue=QUEUES, delay=st.sampled_from([0, 0, 2]), dep=st.booleans(), pick=PICK,
+          throttled=st.booleans())  # fmt: skip
+    def qless_put(self, queue: str, delay: int, dep: bool, pick: int, throttled: bool) -> None:
+        d = self.d
+        reput = bool(d.jids) and pick % 3 == 0  # sometimes put an existing jid again
+        jid = d.jids[pick % len(d.jids)] if reput else f"j{len(d.jids)}"
+        opts: list[Any] = []
+        if dep and d.jids:
+            opts += ["depends", [d.jids[pick % len(d.jids)]]]
+        if throttled:
+            opts += ["throttles", ["t"]]
+        if d.qless("put", "w", queue, jid, "k", {}, delay, *opts) is not None and not reput:
+            d.jids.append(jid)
+
+    @rule(queue=QUEUES, worker=st.sampled_from(["w1", "w2"]))
+    def qless_pop(self, queue: str, worker: str) -> None:
+        self.d.qless("pop", queue, worker, 2)
+
+    @rule(pick=PICK, worker=st.sampled_from(["w1", "w2"]), op=st.sampled_from(
+        ["complete", "complete_next", "fail", "retry", "cancel", "timeout", "unfail"]))  # fmt: skip
+    def qless_job_op(self, pick: int, worker: str, op: str) -> None:
+        d = self.d
+        if not d.jids:
+            return
+        jid = d.jids[pick % len(d.jids)]
+        got = d.qless("get", jid)
+        queue = got["queue"] if got else "q"
+        if op == "complete":
+            d.qless("complete", jid, worker, queue, {})
+        elif op == "complete_next":
+            d.qless("complete", jid, worker, queue, {}, "next", "r", "delay", pick % 2)
+        elif op == "fail":
+            d.qless("fail", jid, worker, "g", "m", {})
+        elif op == "retry":
+            d.qless("retry", jid, queue, worker, pick % 2, "g", "m")
+        elif op == "unfail":
+            d.qless("unfail", queue, "g", 5)
+        else:
+            d.qless(op, jid)
+
+    @rule(limit=st.sampled_from([0, 1]))
+    def qless_throttle(self, limit: int) -> None:
+        self.d.qless("throttle.set", "t", limit)
+
+    @rule()
+    def qless_recur(self) -> None:
+        d = self.d
+        d.qless("recur", "q", "rec", "k", {}, "interval", 1, 0)
+
+    # ---- time and restarts -----------------------------------------------------------
+
+    @rule(step=st.sampled_from([500, 1000, 2500, 6000]))
+    def advance(self, step: int) -> None:
+        d = self.d
+        d.now += step
+        d.engine.tick(d.now)
+
+    @rule()
+    def restart(self) -> None:
+        self.d = self.d.restarted()
+
+    @invariant()
+    def every_move_is_declared(self) -> None:
+        assert self.log.undeclared() == []
+
+
+TestStateTable = StateTableMachine.TestCase
+TestStateTable.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+def test_a_fixed_tour_reaches_the_extension_edges(move_log: MoveLog) -> None:
+    """The random drive can make the moves the table was written for."""
+    d = Dialects(move_log)
+    e = d.engine
+    conn = d.conns[0]
+    e.watch(conn, "q")
+    job = e.put(conn, e.tube("q"), 1, 0, 5000, b"x", 0)
+    e.reserve(conn, 0, 0, lambda outcome: None)
+    e.bury(conn, job.id, 1, 0)
+    e.kick_job(conn, job.id, 0)
+    e.delete(conn, job.id, 0)
+    uuid = b"6ba7b810-9dad-41d1-80b4-000000000001"
+    d.wq.add(None, uuid, "w", 1000, 60_000, b"", 0, max_fails=2)
+    d.wq.fail(None, uuid, b"", 0)  # ready -> ready: back for another attempt
+    d.wq.complete(None, uuid, b"r", 0)
+    d.qless("put", "w", "q", "a", "k", {}, 0)
+    d.qless("put", "w", "q", "b", "k", {}, 0, "depends", ["a"])
+    d.qless("put", "w", "q", "b", "k", {}, 0, "depends", ["a"])  # depends -> depends
+    d.qless("pop", "q", "w", 1)
+    d.qless("complete", "a", "w", "q", {})
+    d.qless("recur", "q", "rec", "k", {}, "interval", 60, 0)
+    d = d.restarted()
+    d.qless("unrecur", "rec")
+    expected = {
+        (None, R, False), (R, V, False), (V, B, False), (B, R, False), (R, None, False),
+        (R, R, False), (R, DONE, False), (None, DEP, False), (DEP, DEP, False),
+        (V, DONE, False), (DEP, R, False), (None, REC, False), (REC, None, False),
+        (None, DONE, True), (None, R, True), (DONE, DONE, True), (None, REC, True),
+    }  # fmt: skip
+    assert expected - move_log.pairs == set()
+    assert move_log.undeclared() == []
+
+
+def test_the_recorder_catches_an_undeclared_move(move_log: MoveLog) -> None:
+    """A READY -> BURIED move (no such edge) is reported."""
+    e = Engine()
+    job = e.put(None, e.tube("q"), 1, 0, 5000, b"x", 0)
+    e.take_out(job)
+    e.make_buried(job)
+    assert move_log.undeclared() == [(R, B, False)]
+
+
+def test_the_engine_check_refuses_an_undeclared_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job_states, "CHECK_MOVES", True)
+    e = Engine()
+    job = e.put(None, e.tube("q"), 1, 0, 5000, b"x", 0)
+    e.take_out(job)
+    with pytest.raises(job_states.IllegalMove, match="ready -> buried"):
+        e.make_buried(job)
