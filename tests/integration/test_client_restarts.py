@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from beanpod.client.qless import Backoff, Client
+from beanpod.client.workq import Client as WorkqClient
+from tests.integration.workq_support import new_id
 from tests.support.servers import SubprocessServer
 from tests.support.workq_reference import free_port
 
@@ -86,5 +88,43 @@ def test_a_worker_pool_survives_three_restarts(
         for proc in procs:
             proc.terminate()
         assert [proc.wait(timeout=30) for proc in procs] == [0] * WORKERS
+    finally:
+        server.stop()
+
+
+def test_a_workq_pool_survives_three_restarts(
+    tmp_path: Path, pool: tuple[list[subprocess.Popen[bytes]], Path]
+) -> None:
+    procs, log = pool
+    port, workq_port = free_port(), free_port()
+    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", str(workq_port)]
+    server = SubprocessServer(args).start()
+    try:
+        client = WorkqClient(("127.0.0.1", workq_port), backoff=PATIENT)
+        ids = [new_id() for _ in range(JOBS)]
+        for n, jid in enumerate(ids):
+            client.add(jid, "work", 30_000, 3_600_000, b"%d" % n)
+        for n in range(WORKERS):
+            kind = "aio" if n % 2 else "sync"
+            cmd = [sys.executable, "-m", "tests.support.workq_pool_worker", str(workq_port),
+                   f"w{n}", str(log), kind]  # fmt: skip
+            procs.append(subprocess.Popen(cmd))
+
+        def done() -> int:
+            return JOBS - client.inspect_queue("work")["ready-len"] if log.exists() else 0
+
+        for restart, crash in enumerate([False, True, False]):
+            goal = (restart + 1) * JOBS // 5
+            wait_until(lambda g=goal: done() >= g, 120, f"{goal} jobs leased")  # type: ignore[misc]
+            server.kill() if crash else server.stop()
+            server = SubprocessServer(args).start()
+        results = [client.result(jid, 120_000) for jid in ids]  # waits for each one
+        assert all(r.success for r in results)
+        assert {r.result for r in results} <= {b"w%d" % n for n in range(WORKERS)}
+        assert all(p.poll() is None for p in procs), "a worker process died"
+        performed = Counter(log.read_text().split())
+        assert set(performed) == set(ids)  # none lost
+        print(f"performed again: {sum(n - 1 for n in performed.values())}")
+        client.close()
     finally:
         server.stop()
