@@ -96,6 +96,22 @@ def test_header_error_is_answered_at_once(raw: RawWorkq, verb: str, error: str) 
     next_command_answered(raw)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"schedule %s q 1000 60000 3\r\n",  # no time
+        b"schedule %s q 1000 60000 2030-01-01 00:00:00Z 3\r\n",  # a time with a space
+        b"add %s q 1000 60000\r\n",  # no payload size: the issue's own example
+        b"run %s q 1000 5\r\n",
+    ],
+    ids=["schedule without time", "schedule time with a space", "add without size",
+         "run without size"],
+)  # fmt: skip
+def test_reported_headers_are_answered_at_once(raw: RawWorkq, line: bytes) -> None:
+    raw.expect(line % str(uuid.uuid4()).encode(), ARGS)
+    next_command_answered(raw)
+
+
 @pytest.mark.parametrize("verb", VERBS)
 def test_payload_sent_after_a_header_error_is_read_as_the_next_line(
     raw: RawWorkq, verb: str
