@@ -21,17 +21,22 @@ from typing import Any
 from beanpod.client.qless_conn import DEFAULT_PORT, Connection, QlessError
 from beanpod.client.qless_events import Events, Message
 from beanpod.client.qless_throttles import Throttle, Throttles
+from beanpod.client.reconnect import DEFAULT, Backoff
 
-__all__ = ["Client", "Job", "Message", "QlessError", "Queue", "RecurringJob", "Throttle"]
+__all__ = [
+    "Backoff", "Client", "Job", "Message", "QlessError", "Queue", "RecurringJob", "Throttle",
+]  # fmt: skip
 
 
 class Client:
     """A connection plus qless's collections: `queues`, `jobs`, `workers`, `config`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 worker_name: str | None = None, timeout: float | None = 30) -> None:  # fmt: skip
+                 worker_name: str | None = None, timeout: float | None = 30,
+                 backoff: Backoff | None = DEFAULT) -> None:  # fmt: skip
         self.host, self.port = host, port
-        self.conn = Connection(host, port, timeout)
+        self.backoff = backoff  # reconnecting (beanpod.client.reconnect); None: fail fast
+        self.conn = Connection(host, port, timeout, backoff)
         self.worker_name = worker_name or f"{socket.gethostname()}-{os.getpid()}"
         self.queues = Queues(self)
         self.jobs = Jobs(self)

@@ -49,7 +49,7 @@ class Subscription:
         self.wait = wait
         self.missed = 0
         self._closed = threading.Event()
-        self._conn = Connection(client.host, client.port, timeout=wait + 30)
+        self._conn = Connection(client.host, client.port, wait + 30, client.backoff)
         self.cursor = self.poll(0)[1] if cursor is None else cursor  # from now on
 
     def poll(self, wait: float | None = None, count: int = 100) -> tuple[list[Message], int]:

@@ -113,12 +113,26 @@ def result(s: Context, cmd: Command) -> bytes | None:
 
 def lease(s: Context, cmd: Command) -> bytes | None:
     """lease <name>... <wait-timeout>\\r\\n"""
-    names = list(dict.fromkeys(args.name(raw) for raw in cmd.args[:-1]))
-    wait = args.wait_timeout(cmd.args[-1])
+    wait = args.wait_timeout(cmd.args[-1])  # checked before the names, as the reference
+    names = list(dict.fromkeys(_lease_names(s, cmd.args[:-1])))
     outcome = s.dialect.workq.lease(
         s.conn, names, wait, s.now, lambda outcome: s.deliver(encode_lease(outcome))
     )
     return None if outcome is None else encode_lease(outcome)
+
+
+def _lease_names(s: Context, raws: list[bytes]) -> list[str]:
+    """The names, checked in order; as in the reference, the valid names before an
+    invalid one still become queues."""
+    names: list[str] = []
+    for raw in raws:
+        try:
+            names.append(args.name(raw))
+        except args.BadArg:
+            for name in names:
+                s.dialect.workq.keep_queue(name)
+            raise
+    return names
 
 
 def complete(s: Context, cmd: Command) -> bytes:
