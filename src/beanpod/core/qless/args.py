@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from beanpod.core.qless.errors import QlessError
@@ -50,6 +51,8 @@ class Args:
             except ValueError:
                 raise self._error(name, "not a number", value) from None
         if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._error(name, "not a number", value)
+        if not math.isfinite(value):  # Infinity, NaN, 1e400: no time, count or priority
             raise self._error(name, "not a number", value)
         return float(value)
 
