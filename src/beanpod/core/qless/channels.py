@@ -150,7 +150,8 @@ def poll(
 
 
 def log(q: Qless, **fields: Any) -> None:
-    """A `log` message: JSON `{event, ...}`."""
+    """A `log` message: JSON `{event, ...}`, its keys in the order qless-core's cjson
+    prints them (callers pass them so), for readers that compare the text."""
     q.channels.publish("log", json.dumps(fields, separators=(",", ":")))
 
 

@@ -66,9 +66,16 @@ def _client_now(now: Any) -> int | None:
     argument), as engine ms."""
     if now is None:
         return None
-    if isinstance(now, bool) or not isinstance(now, int | float) or not 0 <= now < MAX_NOW:
+    seconds = now
+    if isinstance(now, str):  # as qless-core's clients send it (Redis arguments are text)
+        try:
+            seconds = float(now)
+        except ValueError:
+            seconds = None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) \
+            or not 0 <= seconds < MAX_NOW:  # fmt: skip
         raise ValueError(f'"now" must be seconds since the epoch, not {now!r}')
-    return round(now * 1000)
+    return round(seconds * 1000)
 
 
 def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
