@@ -13,6 +13,7 @@ from beanpod.core import job as job_states
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
+from beanpod.server.clock import make_clock
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
 from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
 from beanpod.storage.recovery import CorruptLog
@@ -110,10 +111,11 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 @click.option(
     "--clock",
-    type=click.Choice(["real", "manual"]),
     default="real",
     show_default=True,
-    help="manual: time stands still until a qless request's `now` moves it (for tests).",
+    callback=lambda _ctx, _param, value: check_clock(value),
+    help="real, manual or manual:SECONDS (a start time): a manual clock stands still until "
+    "a qless request's `now` moves it (for tests).",
 )
 @click.option(
     "--log-format",
@@ -175,6 +177,15 @@ def serve(
 
 
 bind_environment(serve)
+
+
+def check_clock(kind: str) -> str:
+    """--clock: refuse an unknown clock as a usage error (exit 2)."""
+    try:
+        make_clock(kind)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return kind
 
 
 def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:

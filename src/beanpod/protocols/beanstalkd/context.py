@@ -90,3 +90,8 @@ class Context(Protocol):
     def answer(self, reply: bytes) -> None:
         """Answer the parked command with `reply` (a long-poll extension call)."""
         ...
+
+    def client_time(self, now: int) -> None:
+        """A request's client-supplied time (ms): moves a manual clock there (never
+        backwards) and `now` with it; the real clock ignores it."""
+        ...
