@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from beanpod.core import admin
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
@@ -18,7 +19,6 @@ from beanpod.protocols.beanstalkd import inspect, qless
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
-KICK_RECORD = 64  # room asked per kicked job (an update record)
 CLOSE = b""  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
@@ -190,19 +190,20 @@ def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick <bound>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK] += 1
-    bound = cmd[1]
-    if bound and _no_room(d.engine, min(bound, 4096) * KICK_RECORD):
-        bound = 0  # like beanstalkd, kick only what the log has room for
-    return w.kicked(d.engine.kick(s.conn, s.conn.use, bound, s.now))
+    return w.kicked(admin.kick(d.engine, s.conn, s.conn.use, cmd[1], s.now))
+
+
+_ADMIN_REPLIES = {
+    admin.Outcome.NOT_FOUND: w.NOT_FOUND,
+    admin.Outcome.NO_ROOM: w.OUT_OF_MEMORY,
+}
 
 
 def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick-job <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK_JOB] += 1
-    if cmd[1] in d.engine.jobs and _no_room(d.engine):
-        return w.OUT_OF_MEMORY
-    return w.KICKED if d.engine.kick_job(s.conn, cmd[1], s.now) else w.NOT_FOUND
+    return _ADMIN_REPLIES.get(admin.kick_job(d.engine, s.conn, cmd[1], s.now), w.KICKED)
 
 
 def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -210,9 +211,7 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PAUSE_TUBE] += 1
     _, name, delay = cmd
-    if name in d.engine.tubes and _no_room(d.engine):
-        return w.OUT_OF_MEMORY
-    return w.PAUSED if d.engine.pause_tube(s.conn, name, delay * 1000, s.now) else w.NOT_FOUND
+    return _ADMIN_REPLIES.get(admin.pause(d.engine, s.conn, name, delay * 1000, s.now), w.PAUSED)
 
 
 def quit_(s: Context, cmd: tuple[Any, ...]) -> bytes:
