@@ -129,3 +129,8 @@ def _reserved_in(engine: Engine, tube: Tube) -> Iterator[Job]:
     return (
         job for job in engine.jobs.values() if job.tube is tube and job.state is JobState.RESERVED
     )
+
+
+def is_draining(engine: Engine) -> bool:
+    """SIGUSR1 drain mode: put answers DRAINING."""
+    return engine.draining
