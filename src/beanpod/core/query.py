@@ -279,3 +279,8 @@ def recurring(q: Qless) -> list[dict[str, Any]]:
 
 def qless_queue_names(q: Qless) -> list[str]:
     return list(q.queues)
+
+
+def is_draining(engine: Engine) -> bool:
+    """SIGUSR1 drain mode: put answers DRAINING."""
+    return engine.draining
