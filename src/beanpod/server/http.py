@@ -3,10 +3,12 @@ anything else starts, and a bind failure names the listener like the others do."
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
+from beanpod.server.web_settle import settle
 from beanpod.web.auth import is_loopback
 from beanpod.web.context import WebContext, WebSettings
 
@@ -53,6 +55,7 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     ctx = WebContext(
         engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
+        rearm=app.rearm, settle=partial(settle, app),
     )  # fmt: skip
     listener = HttpListener(ctx, host, port)
     try:

@@ -7,13 +7,18 @@ from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
-from beanpod.web import auth, errors, health, login, metrics
+from beanpod.web import api, auth, errors, health, login, metrics
 from beanpod.web.context import WebContext
 
 CONTEXT_KEY = web.AppKey("ctx", WebContext)
 RouteGroup = Callable[[web.Application, WebContext], None]
 # Route groups in mount order; the JSON API and the dashboard add themselves here.
-ROUTE_GROUPS: list[RouteGroup] = [health.add_routes, metrics.add_routes, login.add_routes]
+ROUTE_GROUPS: list[RouteGroup] = [
+    health.add_routes,
+    metrics.add_routes,
+    login.add_routes,
+    api.add_routes,
+]
 MAX_BODY = 1 << 20  # larger requests answer 413
 
 

@@ -3,7 +3,7 @@ engine's extensions, readiness, and the listener's settings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -83,6 +83,12 @@ class WebContext:
     workq: Workq | None = None
     readiness: Readiness = field(default_factory=Readiness)
     settings: WebSettings = field(default_factory=WebSettings)
+    rearm: Callable[[], None] = lambda: None  # after engine work: arm timers, flush events
+    settle: Callable[[], Awaitable[None]] = field(default=lambda: _settled())
 
     def now(self) -> int:
         return self.clock()
+
+
+async def _settled() -> None:
+    """Without a server (tests of one route group): nothing to wait for."""
