@@ -176,3 +176,37 @@ def test_acknowledged_actions_survive_kill_9(tmp_path: Path) -> None:
                 c.stats_job(ids[40])
     finally:
         again.stop()
+
+
+def test_qless_views_and_retry_of_a_failure_group(http: HttpServer) -> None:
+    from beanpod.client.qless import Client
+
+    with Client(port=http.server.port, worker_name="w1") as q:
+        queue = q.queues["emails"]
+        jids = [queue.put("app.Send", {"n": n}, tags=["t"]) for n in range(3)]
+        q.track(jids[0])
+        queue.recur("app.Tick", {}, interval=60)
+        for job in queue.pop(2):
+            job.fail("Send:Timeout", "smtp timed out")
+        groups = http.get("/api/v1/qless/failures").json()["groups"]
+        assert groups == [{"group": "Send:Timeout", "count": 2}]
+        group = http.get("/api/v1/qless/failures/Send:Timeout").json()
+        assert group["total"] == 2
+        assert {j["failure"]["message"] for j in group["jobs"]} == {"smtp timed out"}
+        job_id = http.get("/api/v1/tubes/emails/jobs?state=buried").json()["jobs"][0]["id"]
+        one = http.get(f"/api/v1/jobs/{job_id}").json()
+        assert one["qless"]["failure"]["group"] == "Send:Timeout" and one["qless"]["history"]
+        workers = http.get("/api/v1/qless/workers").json()["workers"]
+        assert workers[0]["name"] == "w1"
+        tracked = http.get("/api/v1/qless/tracked").json()
+        assert [j["jid"] for j in tracked["jobs"]] == [jids[0]]
+        assert http.get("/api/v1/qless/recurring").json()["recurring"][0]["klass"] == "app.Tick"
+        stats = http.get("/api/v1/qless/stats/emails").json()
+        assert stats["failed"] == 2 and stats["queue"] == "emails"
+        dry = post(http, "/api/v1/qless/failures/Send:Timeout/retry").json()
+        assert dry["count"] == 2 and dry["selection"]["queue"] == "emails"
+        done = post(http, "/api/v1/qless/failures/Send:Timeout/retry",
+                    {"confirm": dry["confirm"]}).json()  # fmt: skip
+        assert done["done"] == 2
+        assert q.jobs.failed() == {}
+        assert sorted(j.jid for j in queue.peek(9) if j.klass == "app.Send") == sorted(jids)
