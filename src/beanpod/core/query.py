@@ -210,6 +210,11 @@ def job_counts(engine: Engine) -> dict[str, int]:
             "delayed": n.delayed, "buried": n.buried, "total": len(engine.jobs)}  # fmt: skip
 
 
+def total_jobs(engine: Engine) -> int:
+    """Jobs ever put, by any dialect (`stats` total-jobs)."""
+    return engine.counts.total_jobs
+
+
 def _job_id(job: Job) -> int:
     return job.id
 

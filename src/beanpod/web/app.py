@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
-from beanpod.web import api, auth, errors, health, login, metrics
+from beanpod.web import api, auth, errors, health, login, metrics, ui
 from beanpod.web.context import WebContext
 
 CONTEXT_KEY = web.AppKey("ctx", WebContext)
@@ -18,6 +18,7 @@ ROUTE_GROUPS: list[RouteGroup] = [
     metrics.add_routes,
     login.add_routes,
     api.add_routes,
+    ui.add_routes,
 ]
 MAX_BODY = 1 << 20  # larger requests answer 413
 

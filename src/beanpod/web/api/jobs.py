@@ -15,6 +15,7 @@ from beanpod.web.context import WebContext
 from beanpod.web.errors import ApiError
 
 DEFAULT_PAGE = 100
+LISTING_PREVIEW = 120  # body bytes shown with each job of a listing
 REFUSALS = {
     admin.Outcome.NOT_FOUND: (409, "job {id} is not in a state this applies to"),
     admin.Outcome.HELD: (409, "job {id} is held by a worker or by its dialect (qless/Workq)"),
@@ -45,10 +46,15 @@ async def list_jobs(request: web.Request, ctx: WebContext) -> web.Response:
     page, after = query.job_page(
         ctx.engine, flt, ctx.now(), params.cursor(q.get("cursor")), order == "newest", size
     )
+    jobs = [{**views.job(j), "preview": _snippet(ctx, j.id)} for j in page]
     return web.json_response({
-        "tube": tube, "state": flt.state, "order": order, "jobs": [views.job(j) for j in page],
+        "tube": tube, "state": flt.state, "order": order, "jobs": jobs,
         "next_cursor": None if after is None else str(after),
     })  # fmt: skip
+
+
+def _snippet(ctx: WebContext, job_id: int) -> dict[str, Any]:
+    return views.body_preview(query.body(ctx.engine, job_id) or b"", LISTING_PREVIEW)
 
 
 async def one_job(request: web.Request, ctx: WebContext) -> web.Response:
