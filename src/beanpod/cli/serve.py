@@ -138,6 +138,12 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help='Tubes /metrics exports by name; the rest add up under tube="_other".',
 )
 @click.option(
+    "--analytics",
+    "analytics_dir",
+    type=click.Path(file_okay=False),
+    help="The OUT directory of `beanpod analyze`: the dashboard's analytics page shows it.",
+)
+@click.option(
     "--log-format",
     type=click.Choice(FORMATS),
     default="text",
@@ -159,7 +165,7 @@ def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
     segment_size: int, events_dir: str | None, clock: str, http: str, http_token: str | None,
-    metrics_max_tubes: int, log_format: str, print_config: bool,
+    metrics_max_tubes: int, analytics_dir: str | None, log_format: str, print_config: bool,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     if print_config:
@@ -173,7 +179,7 @@ def serve(
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
-        metrics_max_tubes=metrics_max_tubes,
+        metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
     )  # fmt: skip
     try:
         run_server(config)

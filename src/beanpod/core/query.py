@@ -210,6 +210,13 @@ def job_counts(engine: Engine) -> dict[str, int]:
             "delayed": n.delayed, "buried": n.buried, "total": len(engine.jobs)}  # fmt: skip
 
 
+def connection_counts(engine: Engine) -> dict[str, int]:
+    """Client connections now (beanstalkd and Workq), as `stats` counts them."""
+    n = engine.counts
+    return {"open": n.conns, "producers": n.producers, "workers": n.workers,
+            "waiting": n.waiting, "total": n.total_connections}  # fmt: skip
+
+
 def total_jobs(engine: Engine) -> int:
     """Jobs ever put, by any dialect (`stats` total-jobs)."""
     return engine.counts.total_jobs

@@ -44,7 +44,8 @@ def web_settings(app: App) -> WebSettings | None:
             f"refusing --http {host}:{config.http[1]}",
             "a non-loopback address needs --http-token FILE", EXIT_USAGE,
         )  # fmt: skip
-    return WebSettings(metrics_max_tubes=config.metrics_max_tubes, token=token)
+    return WebSettings(metrics_max_tubes=config.metrics_max_tubes, token=token,
+                       analytics_dir=config.analytics_dir)  # fmt: skip
 
 
 async def start_http(app: App, settings: WebSettings) -> HttpListener:

@@ -23,6 +23,7 @@ async def summary(request: web.Request, api: Api) -> web.Response:
         "version": info.version, "pid": info.pid, "hostname": info.hostname,
         "uptime_s": info.uptime(now), "draining": query.is_draining(ctx.engine),
         "jobs": query.job_counts(ctx.engine), "tubes": len(query.tube_names(ctx.engine)),
+        "clients": query.connection_counts(ctx.engine),
         "connections": dict(ctx.facts.connections()),
         "wal": {"enabled": ctx.facts.wal() is not None, "oldest_index": oldest,
                 "current_index": current, "records_written": written,

@@ -50,6 +50,8 @@ async function api(path, body, method) {
   return doc;
 }
 
+function post(path, body) { return api(path, body || {}, "POST"); }
+
 function enc(s) { return encodeURIComponent(s); }
 
 function ms(v) {
@@ -122,14 +124,14 @@ async function act(promise, message) {
 /** A bulk action: dry run, show the count, run with the token on confirmation. */
 async function bulk(path, body, verb) {
   try {
-    const dry = await api(path, body);
+    const dry = await post(path, body);
     if (!dry.count) { flash(`No jobs match: nothing to ${verb}.`); return; }
     const what = dry.selection.tube ? `tube ${dry.selection.tube}` : `group ${dry.selection.group}`;
     const sure = await confirmDialog(
       `${verb} ${num(dry.count)} job${dry.count === 1 ? "" : "s"} of ${what}? This cannot be undone.`,
       `${verb} ${num(dry.count)}`);
     if (!sure) return;
-    await act(api(path, { ...body, confirm: dry.confirm }),
+    await act(post(path, { ...body, confirm: dry.confirm }),
       d => `${verb}: ${num(d.done)} of ${num(d.selected)} jobs` + (d.seconds !== undefined ? ` in ${d.seconds} s` : ""));
   } catch (err) { flash(err.message, true); }
 }
@@ -252,8 +254,8 @@ async function tubePage(name) {
       h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
     h("div", { class: "toolbar" },
       t.paused
-        ? h("button", { id: "unpause", onclick: () => act(api(`${base}/unpause`), `Tube ${name} unpaused`) }, "Unpause")
-        : [h("button", { id: "pause", onclick: () => act(api(`${base}/pause`, { seconds: Number(pauseFor.value) }),
+        ? h("button", { id: "unpause", onclick: () => act(post(`${base}/unpause`), `Tube ${name} unpaused`) }, "Unpause")
+        : [h("button", { id: "pause", onclick: () => act(post(`${base}/pause`, { seconds: Number(pauseFor.value) }),
             `Tube ${name} paused`) }, "Pause for"), pauseFor, h("span", { class: "muted" }, "seconds")]),
     h("div", { class: "tabs" }, STATES.map(s =>
       h("button", { class: s === tubeState.state ? "active" : "", id: `tab-${s}`, onclick: pick(s) }, `${s} (${num(t[s])})`))),
@@ -277,13 +279,13 @@ function jobActions(job) {
   const id = job.id;
   return h("span", { class: "toolbar", style: "margin:0" },
     ["buried", "delayed"].includes(job.state)
-      ? h("button", { class: "primary", "data-kick": id, onclick: () => act(api(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
+      ? h("button", { class: "primary", "data-kick": id, onclick: () => act(post(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
     ["ready", "delayed"].includes(job.state)
-      ? h("button", { "data-bury": id, onclick: () => act(api(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
+      ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
     job.state !== "reserved"
       ? h("button", { class: "danger", "data-delete": id, onclick: async () => {
           if (await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))
-            act(api(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
+            act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
         } }, "Delete") : null);
 }
 
@@ -382,7 +384,9 @@ async function failureGroupPage(group) {
 async function workersPage() {
   const [summary, workers] = await Promise.all(
     [api("/api/v1/summary"), api("/api/v1/qless/workers").catch(() => ({ workers: [] }))]);
-  const conns = summary.connections || {};
+  const c = summary.clients;
+  const conns = { "open connections": c.open, producers: c.producers, workers: c.workers,
+    "waiting in reserve": c.waiting, "accepted since start": c.total, ...(summary.connections || {}) };
   const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.reserved > 0);
   const held = await Promise.all(tubes.map(t => api(`/api/v1/tubes/${enc(t.name)}/jobs?state=reserved&limit=100`)));
   show(
@@ -451,7 +455,7 @@ async function render(fresh) {
 async function header() {
   try {
     const s = await api("/api/v1/summary");
-    document.getElementById("server").textContent = `${s.hostname} · v${s.version} · up ${ms(s.uptime_s * 1000)}`;
+    document.getElementById("server").textContent = `${s.hostname} · v${s.version} · up ${s.uptime_s ? ms(s.uptime_s * 1000) : "< 1 s"}`;
   } catch (err) { /* shown by the page itself */ }
 }
 
