@@ -154,9 +154,10 @@ class JobFilter:
     limit: int | None = None
 
 
-def jobs_of(engine: Engine, name: str, state: str) -> Iterator[Job]:
+def jobs_of(engine: Engine, name: str, state: str, newest: bool = False) -> Iterator[Job]:
     """The jobs of tube `name` in `state`, in no particular order (no sort: the cheap
-    form of `jobs_in` for pages and filters)."""
+    form of `jobs_in` for pages and filters; buried ones in bury order, reversed when
+    `newest`). Consume it before the engine changes."""
     tube = engine.tubes.get(name)
     if tube is None:
         return iter(())
@@ -165,14 +166,40 @@ def jobs_of(engine: Engine, name: str, state: str) -> Iterator[Job]:
     if state == "delayed":
         return (job for _, job in tube.delayed.live_items())
     if state == "buried":
-        return iter(list(tube.buried.values()))
+        return reversed(tube.buried.values()) if newest else iter(tube.buried.values())
     if state == "reserved":
         return _reserved_in(engine, tube)
     raise ValueError(f"unknown state {state!r} (expected one of {', '.join(QUEUED_STATES)})")
 
 
-def _matching(engine: Engine, flt: JobFilter) -> Iterator[Job]:
-    jobs = jobs_of(engine, flt.tube, flt.state)
+def candidate_ids(engine: Engine, flt: JobFilter) -> list[int]:
+    """A snapshot of the ids of the tube's jobs in the filter's state, oldest first,
+    before the body test (`matches`): cheap enough to take in one loop turn."""
+    tube = engine.tubes.get(flt.tube)
+    if tube is None:
+        return []
+    ids = (
+        list(tube.buried)
+        if flt.state == "buried"
+        else [j.id for j in jobs_of(engine, flt.tube, flt.state)]
+    )
+    ids.sort()
+    return ids
+
+
+def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
+    """Is job `job_id` (still) one the filter selects?"""
+    job = engine.jobs.get(job_id)
+    return (
+        job is not None
+        and job.tube.name == flt.tube
+        and STATE_NAMES[job.state] == flt.state
+        and (not flt.contains or flt.contains in job.body)
+    )
+
+
+def _matching(engine: Engine, flt: JobFilter, newest: bool = False) -> Iterator[Job]:
+    jobs = jobs_of(engine, flt.tube, flt.state, newest)
     needle = flt.contains
     return jobs if not needle else (job for job in jobs if needle in job.body)
 
@@ -182,7 +209,7 @@ def job_page(
 ) -> tuple[list[JobView], int | None]:
     """One page of `size` matching jobs by id (oldest or newest first) after the id
     `after`; and the cursor of the next page (None on the last)."""
-    jobs = _matching(engine, flt)
+    jobs = _matching(engine, flt, newest)
     if after is not None:
         jobs = (j for j in jobs if j.id < after) if newest else (j for j in jobs if j.id > after)
     pick = heapq.nlargest if newest else heapq.nsmallest
@@ -198,7 +225,7 @@ def matching_ids(engine: Engine, flt: JobFilter) -> list[int]:
 
 
 def where(engine: Engine, job_id: int) -> tuple[str, str] | None:
-    """(tube, state name) of a job, or None: the cheap check of a bulk action's step."""
+    """(tube, state name) of a job, or None."""
     job = engine.jobs.get(job_id)
     return None if job is None else (job.tube.name, STATE_NAMES[job.state])
 

@@ -42,7 +42,7 @@ async def bulk(request: web.Request, api: Api, action: str) -> web.Response:
     what = {"tube": tube, "state": flt.state, "limit": flt.limit, "to": target,
             "contains": None if flt.contains is None else flt.contains.decode()}  # fmt: skip
     if "confirm" not in doc:
-        count = len(query.matching_ids(api.ctx.engine, flt))
+        count = await _count(api, flt)
         token = api.confirmations.issue(action, what)
         return web.json_response({"dry_run": True, "action": action, "selection": what,
                                   "count": count, "confirm": token})  # fmt: skip
@@ -51,14 +51,25 @@ async def bulk(request: web.Request, api: Api, action: str) -> web.Response:
     return await _run(api, action, flt, target)
 
 
+async def _count(api: Api, flt: query.JobFilter) -> int:
+    """How many jobs the filter selects now (tested in slices: bodies are searched)."""
+    ids = query.candidate_ids(api.ctx.engine, flt)
+    found = await chunks.run_sliced(ids, partial(query.matches, api.ctx.engine, flt), _nothing)
+    return found if flt.limit is None else min(found, flt.limit)
+
+
+def _nothing() -> None:
+    pass
+
+
 async def _run(api: Api, action: str, flt: query.JobFilter, target: str | None) -> web.Response:
     ctx = api.ctx
     started = time.perf_counter()
-    ids = query.matching_ids(ctx.engine, flt)
+    ids = query.candidate_ids(ctx.engine, flt)
     step = _step(api, action, flt, target)
     done = await chunks.run_sliced(ids, step, ctx.rearm)
     await ctx.settle()
-    doc: dict[str, Any] = {"action": action, "selected": len(ids), "done": done,
+    doc: dict[str, Any] = {"action": action, "done": done,
                            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
     if admin.no_room(ctx.engine):
         doc.update(error="the write-ahead log's disk is full: stopped early", status=507)
@@ -68,12 +79,18 @@ async def _run(api: Api, action: str, flt: query.JobFilter, target: str | None) 
 
 def _step(api: Api, action: str, flt: query.JobFilter,
           target: str | None) -> Callable[[int], bool | None]:  # fmt: skip
-    """One job's move: True done, False skipped (it left the selection), None: stop."""
+    """One job's move: True done, False skipped (not selected, or it left the selection
+    meanwhile), None: stop (the limit is reached, or the disk is full)."""
     engine, now = api.ctx.engine, api.ctx.now
+    left = [flt.limit]
 
     def one(job_id: int) -> bool | None:
-        if query.where(engine, job_id) != (flt.tube, flt.state):
+        if left[0] is not None and left[0] <= 0:
+            return None
+        if not query.matches(engine, flt, job_id):
             return False
+        if left[0] is not None:
+            left[0] -= 1
         if action == "kick":
             outcome = admin.kick_job(engine, None, job_id, now())
         elif action == "delete":

@@ -132,7 +132,7 @@ async function bulk(path, body, verb) {
       `${verb} ${num(dry.count)}`);
     if (!sure) return;
     await act(post(path, { ...body, confirm: dry.confirm }),
-      d => `${verb}: ${num(d.done)} of ${num(d.selected)} jobs` + (d.seconds !== undefined ? ` in ${d.seconds} s` : ""));
+      d => `${verb}: ${num(d.done)} job${d.done === 1 ? "" : "s"}` + (d.seconds !== undefined ? ` in ${d.seconds} s` : ""));
   } catch (err) { flash(err.message, true); }
 }
 
