@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from beanpod.core.conn import Conn
 from beanpod.core.job import JobState
 from beanpod.core.qless.api import call
+from beanpod.core.qless.errors import QlessError
 from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:
@@ -24,6 +25,14 @@ if TYPE_CHECKING:
 KICK_RECORD = 64  # room asked per kicked job (an update record)
 ROOM_CHUNK = 4096  # room is asked for at most this many jobs at a time
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()")
+
+
+class Refused(Exception):
+    """A qless function refused (its qless wording in `message`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class Outcome(Enum):
@@ -121,5 +130,8 @@ def operator_conn(engine: Engine) -> Conn:
 
 def qless_call(q: Qless, fn: str, args: list[Any], now: int) -> Any:
     """A qless function that changes state (`unfail`, `retry`, ...), run as the `qless`
-    command runs it (the disk-space check first; QlessError on a refusal)."""
-    return call(q, fn, args, now)
+    command runs it (the disk-space check first; Refused with qless's wording)."""
+    try:
+        return call(q, fn, args, now)
+    except QlessError as exc:
+        raise Refused(exc.message) from None

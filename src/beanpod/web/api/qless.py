@@ -6,15 +6,17 @@ them."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from beanpod.core import admin, query
-from beanpod.core.qless import Qless, QlessError
 from beanpod.web.api import params
 from beanpod.web.api.state import Api
 from beanpod.web.errors import ApiError
+
+if TYPE_CHECKING:
+    from beanpod.core.qless import Qless
 
 UNFAIL_SLICE = 500  # jobs unfailed per loop turn
 P = "/api/v1/qless"
@@ -104,7 +106,7 @@ async def _unfail_all(api: Api, queue: str, group: str) -> int:
     while True:
         try:
             moved = admin.qless_call(q, "unfail", [queue, group, UNFAIL_SLICE], ctx.now())
-        except QlessError as exc:
+        except admin.Refused as exc:
             raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
         done += int(moved)
         ctx.rearm()

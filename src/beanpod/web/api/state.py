@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from beanpod.core.conn import Conn
 from beanpod.web.api.confirm import Confirmations
 from beanpod.web.context import WebContext
+
+if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
 
 
 @dataclass
