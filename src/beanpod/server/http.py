@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from beanpod.core.timings import JobTimings
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
 from beanpod.web.auth import is_loopback
@@ -54,6 +55,8 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
         engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
     )  # fmt: skip
+    # /metrics' wait/run histograms: kept only while someone can look at them.
+    app.engine.timings = JobTimings(settings.metrics_max_tubes)
     listener = HttpListener(ctx, host, port)
     try:
         await listener.start()
