@@ -135,7 +135,7 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     default=500,
     show_default=True,
     type=click.IntRange(0),
-    help="Tubes /metrics exports by name; the rest add up under tube=\"_other\".",
+    help='Tubes /metrics exports by name; the rest add up under tube="_other".',
 )
 @click.option(
     "--log-format",
