@@ -22,7 +22,8 @@ from beanpod.core.workq.ext import workq_ext
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
-    from beanpod.core.qless.store import Qless
+    from beanpod.core.qless import Qless
+    from beanpod.core.timings import JobTimings
     from beanpod.core.tube import Tube
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
@@ -48,6 +49,12 @@ class TubeView:
     cmd_pause: int
     pause_ms: int
     pause_left_ms: int
+    # Lifetime totals kept for /metrics; like total_jobs they restart with the tube.
+    timeouts: int
+    buries: int
+    kicks: int
+    held: int  # jobs held by an extension (qless depends/recur/complete, Workq complete)
+    head_age_ms: int  # since put, of the job a reserve would get next (0: none ready)
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,15 @@ def _tube_view(tube: Tube, now: int) -> TubeView:
         using=tube.using, watching=tube.watching, waiting=tube.waiting,
         cmd_delete=tube.cmd_delete, cmd_pause=tube.cmd_pause, pause_ms=tube.pause_ms,
         pause_left_ms=max(0, tube.pause_until - now) if tube.pause_ms else 0,
+        timeouts=tube.timeouts, buries=tube.buries, kicks=tube.kicks,
+        held=tube.jobs - len(tube.ready) - len(tube.delayed) - len(tube.buried) - tube.reserved,
+        head_age_ms=_head_age(tube, now),
     )  # fmt: skip
+
+
+def _head_age(tube: Tube, now: int) -> int:
+    head = tube.ready.peek()
+    return 0 if head is None else max(0, now - head.created)
 
 
 def job_view(engine: Engine, job_id: int, now: int) -> JobView | None:
@@ -323,3 +338,17 @@ def qless_queue_names(q: Qless) -> list[str]:
 def is_draining(engine: Engine) -> bool:
     """SIGUSR1 drain mode: put answers DRAINING."""
     return engine.draining
+
+
+def qless_held(qless: Qless, name: str) -> tuple[int, int]:
+    """(depends, recur): a qless queue's jobs waiting for dependencies or a throttle, and
+    its recurring templates; (0, 0) for a tube qless does not know."""
+    queue = qless.queues.get(name)
+    if queue is None:
+        return 0, 0
+    return len(queue.depends) + len(queue.throttled), len(queue.recurring)
+
+
+def timings(engine: Engine) -> JobTimings | None:
+    """The wait/run histograms, when the server keeps them."""
+    return engine.timings

@@ -133,13 +133,13 @@ class App:
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
+            self.http = await start_http(self, http_settings)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
-        if http_settings is not None:
-            self.http = await start_http(self, http_settings)
         self.readiness.serving = True
         if install_signals:
             self._install_signals(loop)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from beanpod.core.timings import JobTimings
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
 from beanpod.server.web_settle import settle
@@ -58,6 +59,8 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
         rearm=app.rearm, settle=partial(settle, app),
     )  # fmt: skip
+    # /metrics' wait/run histograms: kept only while someone can look at them.
+    app.engine.timings = JobTimings(settings.metrics_max_tubes)
     listener = HttpListener(ctx, host, port)
     try:
         await listener.start()

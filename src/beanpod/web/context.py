@@ -14,46 +14,52 @@ if TYPE_CHECKING:
     from beanpod.protocols.beanstalkd.context import ServerInfo
 
 
-class WalFacts(Protocol):
+@dataclass(frozen=True)
+class HistogramSnapshot:
+    bounds: tuple[float, ...]  # upper bounds (`le`), in seconds
+    buckets: list[int]  # count per bound, then +Inf (not cumulative)
+    sum: float  # seconds
+
+
+@dataclass(frozen=True)
+class WalStats:
     """The write-ahead log, as /metrics shows it (only with `-b DIR`)."""
 
-    def segment_count(self) -> int: ...
-    def bytes_written(self) -> int: ...
-    def fsync_seconds(self) -> FsyncTimes: ...
-
-
-class FsyncTimes(Protocol):
-    """A histogram of fsync durations in seconds, kept by the log's syncer."""
-
-    bounds: tuple[float, ...]
-
-    def snapshot(self) -> tuple[list[int], float]:
-        """(cumulative count per bound then +Inf, sum of seconds)."""
-        ...
+    segments: int  # segment files
+    size_bytes: int  # their size on disk (preallocated)
+    written_bytes: int  # bytes appended since start
+    records_written: int  # records appended since start (stats binlog-records-written)
+    fsync: HistogramSnapshot  # duration of each sync round
 
 
 class ServerFacts(Protocol):
     """Counters the server layer keeps (outside the engine), read at scrape time."""
 
     def command_counts(self) -> Mapping[str, int]:
-        """Commands served by verb, every dialect (`put`, `reserve`, `workq:add`...)."""
+        """Commands served by verb (beanstalkd's cmd-* counters)."""
         ...
 
     def command_errors(self) -> Mapping[tuple[str, str], int]:
         """Error replies by (verb, reply word): ("put", "JOB_TOO_BIG")."""
         ...
 
-    def connections(self) -> Mapping[str, int]:
-        """Open connections by role (producer, worker, idle, workq)."""
+    def connections(self) -> Mapping[tuple[str, str], int]:
+        """Open connections by (protocol, role); roles do not overlap."""
         ...
 
-    def connections_accepted(self) -> int: ...
-    def connections_rejected(self) -> int: ...
+    def connections_accepted(self) -> Mapping[str, int]:
+        """Connections accepted since start, by protocol."""
+        ...
+
+    def connections_rejected(self) -> int | None:
+        """Connections refused (None: the server has no limit that refuses any)."""
+        ...
+
     def events_dropped(self) -> int | None:
         """Lost event-log records (None without --events)."""
         ...
 
-    def wal(self) -> WalFacts | None: ...
+    def wal(self) -> WalStats | None: ...
 
 
 @dataclass
