@@ -126,7 +126,9 @@ class RunningServer:
         self.argv = argv
         self._log_path = self.datadir / "server.log"
         self._log = open(self._log_path, "wb")  # noqa: SIM115 - closed in stop()
-        env = {**os.environ, **kind.env}
+        # No HTTP listener unless asked (BEANPOD_HTTP=127.0.0.1:0 measures it on): servers
+        # started side by side must not share its default port.
+        env = {"BEANPOD_HTTP": "off", **os.environ, **kind.env}
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

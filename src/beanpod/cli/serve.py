@@ -18,6 +18,7 @@ from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
 from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
 from beanpod.storage.recovery import CorruptLog
 from beanpod.storage.segments import WalLocked
+from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -118,6 +119,34 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     "a qless request's `now` moves it (for tests).",
 )
 @click.option(
+    "--http",
+    "http",
+    default=DEFAULT_HTTP,
+    show_default=True,
+    help="HTTP listener for /metrics, /healthz, /readyz, the API and dashboard "
+    "(ADDR:PORT, or off).",
+)
+@click.option(
+    "--http-token",
+    "http_token",
+    type=click.Path(dir_okay=False),
+    help="File holding the HTTP access token; every HTTP request must then carry it "
+    "(required with a non-loopback --http).",
+)
+@click.option(
+    "--metrics-max-tubes",
+    default=500,
+    show_default=True,
+    type=click.IntRange(0),
+    help='Tubes /metrics exports by name; the rest add up under tube="_other".',
+)
+@click.option(
+    "--analytics",
+    "analytics_dir",
+    type=click.Path(file_okay=False),
+    help="The OUT directory of `beanpod analyze`: the dashboard's analytics page shows it.",
+)
+@click.option(
     "--log-format",
     type=click.Choice(FORMATS),
     default="text",
@@ -143,7 +172,8 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None, clock: str, log_format: str, check_moves: bool,
+    segment_size: int, events_dir: str | None, clock: str, http: str, http_token: str | None,
+    metrics_max_tubes: int, analytics_dir: str | None, log_format: str, check_moves: bool,
     print_config: bool,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
@@ -159,7 +189,8 @@ def serve(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
-        events_dir=events_dir, clock=clock,
+        events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
+        metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
     )  # fmt: skip
     try:
         run_server(config)
@@ -194,3 +225,10 @@ def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
     if option is None:
         return 0 if beanstalkd_port == 0 else WORKQ_PORT
     return option or None
+
+
+def _http_address(text: str) -> tuple[str, int] | None:
+    try:
+        return parse_http_address(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--http'") from None

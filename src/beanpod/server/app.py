@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
@@ -20,6 +21,7 @@ from beanpod.server.clock import ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
+from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
@@ -31,6 +33,10 @@ from beanpod.server.startup import (
 )
 from beanpod.server.workq_session import WorkqSession
 from beanpod.storage.segments import FileIO
+from beanpod.web.context import Readiness
+
+if TYPE_CHECKING:
+    from beanpod.web.listener import HttpListener
 
 log = logging.getLogger("beanpod")
 EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a minute
@@ -54,6 +60,8 @@ class App:
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
         self.servers: list[asyncio.Server] = []
+        self.readiness = Readiness()  # /readyz: serving once start() has finished
+        self.http: HttpListener | None = None  # the HTTP listener (web/), with --http
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
@@ -122,13 +130,17 @@ class App:
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
+        http_settings = web_settings(self)  # a bad --http setting fails before anything
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
+            self.http = await start_http(self, http_settings)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
+        self.readiness.serving = True
         if install_signals:
             self._install_signals(loop)
         tune_gc()
@@ -199,8 +211,11 @@ class App:
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
+        self.readiness.serving = False
         for server in self.servers:
             server.close()
+        if self.http is not None:
+            await self.http.stop()
         if self.wal is not None:  # flush and fsync; held replies go out first
             await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):
@@ -222,6 +237,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    if app.http is not None:
+        log.info("beanpod %s listening on http://%s (HTTP)", app.info.version, app.http.address)
     await app.serve_until_stopped()
 
 

@@ -22,6 +22,10 @@ class ServerConfig:
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
+    http: tuple[str, int] | None = None  # --http host and port (None: no HTTP listener)
+    http_token_file: str | None = None  # --http-token: file holding the HTTP access token
+    metrics_max_tubes: int = 500  # --metrics-max-tubes: tubes /metrics exports by name
+    analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
 
     @property
     def unix_path(self) -> str | None:

@@ -416,6 +416,7 @@ class Workq:
         engine = self.engine
         engine.unreserve(job)
         job.timeouts += 1
+        job.tube.timeouts += 1
         engine.counts.job_timeouts += 1
         if engine.events is not None:
             engine.events.emit(now, "timeout", job.id, job.tube.name, None)

@@ -73,6 +73,15 @@ class Dialect:
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
         self.qless = qless  # qless job features (the `qless` extension command)
+        # Error replies by (verb, reply), counted where a handler refuses (off the success
+        # path); parser rejections count under commands.ERROR.
+        self.errors: dict[tuple[bytes, bytes], int] = {}
+
+    def failed(self, verb: bytes, reply: bytes) -> bytes:
+        """Count the error `reply` to `verb`, and return it."""
+        key = (verb, reply)
+        self.errors[key] = self.errors.get(key, 0) + 1
+        return reply
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
