@@ -15,6 +15,7 @@ from beanpod.core.workq import Workq
 from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
+from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import ManualClock, make_clock
 from beanpod.server.config import ServerConfig
@@ -155,8 +156,11 @@ class App:
         `suffix`); a failure names the listener and its address."""
         loop = asyncio.get_running_loop()
         path = self.config.unix_path
+        early = early_listen.claim(self.config.address, port)  # `beanpod serve` opened it
         try:
-            if path is not None:
+            if early is not None:
+                server = await loop.create_server(factory, sock=early, backlog=1024)
+            elif path is not None:
                 server = await loop.create_unix_server(factory, path + suffix)
             else:
                 server = await loop.create_server(
