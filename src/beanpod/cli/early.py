@@ -1,7 +1,7 @@
 """Read `beanpod serve`'s listen address from argv before click and the server load, so
 the port can be opened at once (server/early_listen.py). Only plain invocations qualify:
-anything this small parser is unsure of (--config, help, an unknown flag, a host name,
-a UNIX socket) leaves the listener to the server, as before."""
+anything this small parser is unsure of (--config, help, an unknown flag, a host name)
+leaves the listener to the server, as before."""
 
 from __future__ import annotations
 
@@ -38,7 +38,9 @@ def listen_target(argv: list[str]) -> tuple[str, int] | None:
         return None
     host = values.get("--listen", os.environ.get("BEANPOD_LISTEN", "127.0.0.1"))
     port = values.get("--port", os.environ.get("BEANPOD_PORT", "11300"))
-    if not port.isdigit() or int(port) > 65535 or not _is_ip(host):
+    if not port.isdigit() or int(port) > 65535:
+        return None
+    if not (_is_ip(host) or (host.startswith("unix:") and len(host) > 5)):
         return None
     return host, int(port)
 

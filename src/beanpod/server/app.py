@@ -127,11 +127,11 @@ class App:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        if install_signals:  # before the first command is answered (SIGUSR1 drains)
+            self._install_signals(loop)
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
-        if install_signals:
-            self._install_signals(loop)
         tune_gc()
         return addresses
 
@@ -158,7 +158,9 @@ class App:
         path = self.config.unix_path
         early = early_listen.claim(self.config.address, port)  # `beanpod serve` opened it
         try:
-            if early is not None:
+            if early is not None and path is not None:
+                server = await loop.create_unix_server(factory, sock=early)
+            elif early is not None:
                 server = await loop.create_server(factory, sock=early, backlog=1024)
             elif path is not None:
                 server = await loop.create_unix_server(factory, path + suffix)

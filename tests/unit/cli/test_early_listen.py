@@ -4,6 +4,7 @@ hand-over of the early socket."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from beanpod.server import early_listen
         (["serve"], ("127.0.0.1", 11300)),
         (["serve", "-l", "127.0.0.1", "-p", "4000"], ("127.0.0.1", 4000)),
         (["serve", "--listen=::1", "--port=0"], ("::1", 0)),
+        (["serve", "-l", "unix:/tmp/b.sock"], ("unix:/tmp/b.sock", 11300)),
         (["serve", "-p4001", "-VV", "-F", "-b", "/tmp/b", "--clock=manual"], ("127.0.0.1", 4001)),
     ],
 )
@@ -36,7 +38,7 @@ def test_plain_invocations_are_understood(
         ["serve", "-h"],
         ["serve", "--print-config"],
         ["serve", "-l", "localhost"],
-        ["serve", "-l", "unix:/tmp/b.sock"],
+        ["serve", "-l", "unix:"],
         ["serve", "-p", "70000"],
         ["serve", "-p"],
         ["serve", "--bogus"],
@@ -61,3 +63,13 @@ def test_the_server_claims_its_socket_and_others_are_closed() -> None:
     with claimed, socket.create_connection(claimed.getsockname()[:2]):
         pass  # the kernel accepts before anyone calls accept()
     assert early_listen.claim("127.0.0.2", 0) is None  # closed by the first claim
+
+
+def test_a_unix_socket_replaces_a_stale_one(tmp_path: Path) -> None:
+    path = str(tmp_path / "b.sock")
+    for _ in range(2):  # the second finds the first's file
+        early_listen.listen_early("unix:" + path, 11300)
+        claimed = early_listen.claim("unix:" + path, 11300)
+        assert claimed is not None
+        with claimed, socket.socket(socket.AF_UNIX) as client:
+            client.connect(path)
