@@ -17,7 +17,7 @@ from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
-from beanpod.server.clock import ManualClock, make_clock
+from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
@@ -38,9 +38,9 @@ EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a 
 
 
 class App:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock = make_clock(config.clock)
+        self.clock = make_clock(config.clock) if clock is None else clock  # tests share one
         if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
             self.clock.on_move = self._clock_moved
         self.engine = Engine()
@@ -120,13 +120,20 @@ class App:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, install_signals: bool = True) -> list[str]:
-        """Open the listeners; return their addresses."""
-        loop = asyncio.get_running_loop()
+    def prepare(self) -> None:
+        """Everything before listening: the event log, the WAL's restore, the extensions'
+        indexes and timers (the test harness opens its own listeners after this)."""
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
+        self.rearm()  # their TTL timers
+
+    async def start(self, install_signals: bool = True) -> list[str]:
+        """Open the listeners; return their addresses."""
+        loop = asyncio.get_running_loop()
+        self.prepare()
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
@@ -137,8 +144,6 @@ class App:
 
     async def _start_workq(self) -> None:
         """The Workq listener: same address (a UNIX socket gets a `.workq` suffix)."""
-        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
-        self.rearm()  # their TTL timers
         port = self.config.workq_port
         if port is None:
             return
