@@ -29,10 +29,10 @@ class Assertions:
     @contextmanager
     def assert_jobs_put(self, n: int, tube: str | None = None) -> Iterator[None]:
         """Exactly n jobs were put by clients (to `tube`, or to any) inside the block."""
-        if tube is not None:
-            self._check_tube(tube)
         start = len(self._inserted())
         yield
+        if tube is not None:
+            self._check_tube(tube)
         put = self._inserted()[start:]
         matching = [entry for entry in put if tube is None or entry[0] == tube]
         if len(matching) != n:
