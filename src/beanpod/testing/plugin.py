@@ -14,14 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import pytest
 
-from beanpod.testing.server import BeanpodServer
-from beanpod.testing.target import BeanstalkdServer, start_target
+if TYPE_CHECKING:  # the server modules load when a test first asks for a server
+    from beanpod.testing.server import BeanpodServer
+    from beanpod.testing.target import BeanstalkdServer
 
-Server = BeanpodServer | BeanstalkdServer
+Server = Union["BeanpodServer", "BeanstalkdServer"]
+
+
+def start_target(**options: Any) -> Server:
+    from beanpod.testing.target import start_target as start
+
+    return start(**options)
 
 
 def pytest_configure(config: pytest.Config) -> None:
