@@ -13,7 +13,7 @@ from pathlib import Path
 import greenstalk
 import pytest
 
-from beanpod.client import workq
+from beanpod.client import qless, workq
 from beanpod.client.workq_proto import NotFound
 from beanpod.testing import BeanpodServer, RealClockError, ServerStopped, UnknownTube
 
@@ -229,3 +229,21 @@ def test_reset_forgets_jobs_connections_and_counts(
     assert server.jobs() == [] and server.counts == {} and server.transcripts == []
     with greenstalk.Client(server.address) as c:
         assert c.put("y") == 1  # ids start again; the pending failure is gone
+
+
+def test_the_clock_expires_qless_locks_and_spawns_recurring_jobs(server: BeanpodServer) -> None:
+    with (
+        qless.Client(server.host, server.port, worker_name="a") as a,
+        qless.Client(server.host, server.port, worker_name="b") as b,
+    ):
+        jid = a.queues["q"].put("Klass", {})
+        assert [job.jid for job in a.queues["q"].pop()] == [jid]
+        assert b.queues["q"].pop() == []  # locked by worker a
+        server.clock.advance(61)  # past the default 60 s heartbeat
+        assert b.queues["q"].pop() == []  # as in qless: a courtesy notice, then a grace period
+        server.clock.advance(10)
+        assert [job.jid for job in b.queues["q"].pop()] == [jid]
+        a.queues["r"].recur("Klass", {}, interval=60)
+        assert len(a.queues["r"].pop(5)) == 1
+        server.clock.advance(120)
+        assert len(a.queues["r"].pop(5)) == 2
