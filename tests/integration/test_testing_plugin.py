@@ -34,6 +34,13 @@ def test_the_sample_app_passes_against_beanpod(sample: pytest.Pytester) -> None:
     result.assert_outcomes(passed=10)
 
 
+def test_the_sample_app_passes_under_xdist(sample: pytest.Pytester) -> None:
+    """Each worker process gets its own session server on its own free port."""
+    pytest.importorskip("xdist")
+    result = sample.runpytest_subprocess(*plugin_args(), "-q", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=10)
+
+
 def test_the_same_tests_run_against_a_real_beanstalkd(
     sample: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
