@@ -103,6 +103,14 @@ def test_markers_give_a_test_its_own_server(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3)
 
 
+def test_the_guides_example_module_passes(pytester: pytest.Pytester) -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "testing.md").read_text()
+    example = guide.split("```python\n# test_emails.py\n", 1)[1].split("```", 1)[0]
+    pytester.makepyfile(test_emails=example)
+    result = pytester.runpytest_subprocess(*plugin_args(), "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+
+
 def test_the_package_registers_the_plugin() -> None:
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert f'[project.entry-points.pytest11]\nbeanpod = "{PLUGIN}"' in pyproject
