@@ -16,8 +16,9 @@ from beanpod.core.workq import Workq
 from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
+from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
-from beanpod.server.clock import ManualClock, make_clock
+from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
@@ -43,9 +44,9 @@ EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a 
 
 
 class App:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock = make_clock(config.clock)
+        self.clock = make_clock(config.clock) if clock is None else clock  # tests share one
         if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
             self.clock.on_move = self._clock_moved
         self.engine = Engine()
@@ -127,29 +128,34 @@ class App:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Everything before listening: the event log, the WAL's restore, the extensions'
+        indexes and timers (the test harness opens its own listeners after this)."""
+        if self.config.events_dir is not None:
+            check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        self._open_wal()
+        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
+        self.rearm()  # their TTL timers
+
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
         http_settings = web_settings(self)  # a bad --http setting fails before anything
-        if self.config.events_dir is not None:
-            check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        if install_signals:  # before the first command is answered (SIGUSR1 drains)
+            self._install_signals(loop)
         if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
             self.http = await start_http(self, http_settings)
-        self._open_wal()
-        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.prepare()
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
         self.readiness.serving = True
-        if install_signals:
-            self._install_signals(loop)
         tune_gc()
         return addresses
 
     async def _start_workq(self) -> None:
         """The Workq listener: same address (a UNIX socket gets a `.workq` suffix)."""
-        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
-        self.rearm()  # their TTL timers
         port = self.config.workq_port
         if port is None:
             return
@@ -167,8 +173,13 @@ class App:
         `suffix`); a failure names the listener and its address."""
         loop = asyncio.get_running_loop()
         path = self.config.unix_path
+        early = early_listen.claim(self.config.address, port)  # `beanpod serve` opened it
         try:
-            if path is not None:
+            if early is not None and path is not None:
+                server = await loop.create_unix_server(factory, sock=early)
+            elif early is not None:
+                server = await loop.create_server(factory, sock=early, backlog=1024)
+            elif path is not None:
                 server = await loop.create_unix_server(factory, path + suffix)
             else:
                 server = await loop.create_server(
