@@ -19,6 +19,9 @@ from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
+from beanpod.server.edge.exposure import check_exposure
+from beanpod.server.edge.front import Edge
+from beanpod.server.edge.listeners import open_tls_listeners, private_umask, secure_unix_socket
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
 from beanpod.server.startup import (
@@ -45,14 +48,19 @@ class App:
         self.engine = Engine()
         self.info = ProcessInfo(self.clock.now())
         self.info.binlog_max_size = config.segment_size
+        self.edge = Edge(config.edge, self.engine, self.clock.now)  # limits, TLS, audit
+        self.info.edge_stats = self.edge.stats
         # The engine's extensions, built here and handed to the protocol layers.
         self.qless = Qless(self.engine)
         self.workq = Workq(self.engine)
         self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        if self.edge.audit.enabled:
+            self.dialect.audit = self.edge.audit.record
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
+        self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
         self.servers: list[asyncio.Server] = []
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
@@ -122,13 +130,16 @@ class App:
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
+        check_exposure(self.config.address, self.config.edge)
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
         self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
+        self.tls_addresses = await open_tls_listeners(self)
         if install_signals:
             self._install_signals(loop)
         tune_gc()
@@ -157,7 +168,9 @@ class App:
         path = self.config.unix_path
         try:
             if path is not None:
-                server = await loop.create_unix_server(factory, path + suffix)
+                with private_umask(self.config.edge):
+                    server = await loop.create_unix_server(factory, path + suffix)
+                secure_unix_socket(path + suffix, self.config.edge)
             else:
                 server = await loop.create_server(
                     factory, self.config.address, port, backlog=1024, reuse_address=True
@@ -174,6 +187,8 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+        if self.edge.tls is not None:
+            loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 
     def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
@@ -199,6 +214,7 @@ class App:
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
+        self.edge.stop()
         for server in self.servers:
             server.close()
         if self.wal is not None:  # flush and fsync; held replies go out first

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from beanpod.protocols.beanstalkd import wire as w
@@ -73,6 +74,7 @@ class Dialect:
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
         self.qless = qless  # qless job features (the `qless` extension command)
+        self.audit: Callable[..., None] | None = None  # --audit-log: admin verbs are told
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)

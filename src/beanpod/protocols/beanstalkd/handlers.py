@@ -70,6 +70,9 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
         return w.OUT_OF_MEMORY
+    meter = engine.meter
+    if meter is not None and meter.refuses(len(body), conn.use.jobs):
+        return w.OUT_OF_MEMORY  # as beanstalkd when it cannot allocate the job: no id spent
     job = engine.put(conn, conn.use, pri, MILLIS[delay], MILLIS[ttr or 1], body, s.now)
     return b"INSERTED %d\r\n" % job.id  # w.inserted, inlined on the hottest path
 
@@ -193,7 +196,10 @@ def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     bound = cmd[1]
     if bound and _no_room(d.engine, min(bound, 4096) * KICK_RECORD):
         bound = 0  # like beanstalkd, kick only what the log has room for
-    return w.kicked(d.engine.kick(s.conn, s.conn.use, bound, s.now))
+    kicked = d.engine.kick(s.conn, s.conn.use, bound, s.now)
+    if d.audit is not None:
+        d.audit("kick", conn=s.conn.id, tube=s.conn.use.name, bound=cmd[1], kicked=kicked)
+    return w.kicked(kicked)
 
 
 def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -202,7 +208,10 @@ def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.KICK_JOB] += 1
     if cmd[1] in d.engine.jobs and _no_room(d.engine):
         return w.OUT_OF_MEMORY
-    return w.KICKED if d.engine.kick_job(s.conn, cmd[1], s.now) else w.NOT_FOUND
+    kicked = d.engine.kick_job(s.conn, cmd[1], s.now)
+    if d.audit is not None and kicked:
+        d.audit("kick-job", conn=s.conn.id, job=cmd[1])
+    return w.KICKED if kicked else w.NOT_FOUND
 
 
 def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -212,7 +221,10 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     _, name, delay = cmd
     if name in d.engine.tubes and _no_room(d.engine):
         return w.OUT_OF_MEMORY
-    return w.PAUSED if d.engine.pause_tube(s.conn, name, delay * 1000, s.now) else w.NOT_FOUND
+    paused = d.engine.pause_tube(s.conn, name, delay * 1000, s.now)
+    if d.audit is not None and paused:
+        d.audit("pause-tube", conn=s.conn.id, tube=name, seconds=delay)
+    return w.PAUSED if paused else w.NOT_FOUND
 
 
 def quit_(s: Context, cmd: tuple[Any, ...]) -> bytes:

@@ -79,11 +79,12 @@ LINE, BODY, SKIP, CLOSED = range(4)
 class Parser:
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_error", "_mode", "_need", "_pending", "_pos")
+    __slots__ = ("_buf", "_consumed", "_error", "_mode", "_need", "_pending", "_pos")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._pos = 0
+        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
         self._mode = LINE
         self._need = 0  # payload bytes (+ CRLF) still expected in BODY/SKIP mode
         self._pending: Command | None = None  # the command whose payload is being read
@@ -94,6 +95,7 @@ class Parser:
             return
         buf = self._buf
         if self._pos:
+            self._consumed += self._pos
             del buf[: self._pos]
             self._pos = 0
         buf += data
@@ -101,6 +103,16 @@ class Parser:
     @property
     def buffered(self) -> int:
         return len(self._buf) - self._pos
+
+    def started(self) -> int | None:
+        """Where the command being received began: a stream offset that stays the same
+        until it is complete (for --request-timeout); None between commands."""
+        mode, pos = self._mode, self._pos
+        if mode == LINE:
+            return None if pos == len(self._buf) else self._consumed + pos
+        if mode == SKIP:
+            return self._consumed + pos + self._need
+        return None if mode == CLOSED else self._consumed + pos
 
     def next_command(self) -> Parsed | None:
         """The next complete command or rejection, or None if more bytes are needed."""

@@ -37,7 +37,7 @@ def handle(s: Context, cmd: Parsed) -> bytes | None:
 def _refusal(reason: str) -> bytes:
     if reason == core.NOT_FOUND:
         return w.NOT_FOUND
-    if reason in (core.DRAINING, core.NO_ROOM):
+    if reason in (core.DRAINING, core.NO_ROOM, core.OUT_OF_MEMORY):
         return w.server_error(reason)
     return w.client_error(reason)
 
