@@ -54,6 +54,7 @@ class App:
         self.qless = Qless(self.engine)
         self.workq = Workq(self.engine)
         self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        self.dialect.output_limit = config.edge.output_hard_limit
         if self.edge.audit.enabled:
             self.dialect.audit = self.edge.audit.record
         self.sessions: set[BeanstalkdSession] = set()

@@ -24,6 +24,7 @@ class BatchSession(asyncio.Protocol):
         self.closed = False
         self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
+        self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
         self.tls = False  # set by a TLS listener's factory: handshake before serving
         self._registry = registry
@@ -113,6 +114,8 @@ class BatchSession(asyncio.Protocol):
     def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
         """Write a batch's replies at once; with the WAL on, after its records are written
         (and with `-f 0` fsynced) if the batch wrote any."""
+        if self.batch_bytes:
+            self.batch_bytes = 0
         if self.early is not None:  # a parked command answered since the last batch
             out.insert(0, self.early)
             self.early = None

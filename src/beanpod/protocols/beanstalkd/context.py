@@ -74,6 +74,7 @@ class Dialect:
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
         self.qless = qless  # qless job features (the `qless` extension command)
+        self.output_limit = 1 << 62  # bytes of peek replies one batch may produce
         self.audit: Callable[..., None] | None = None  # --audit-log: admin verbs are told
 
 
@@ -86,6 +87,7 @@ class Context(Protocol):
     dialect: Dialect
     conn: Conn
     now: int
+    batch_bytes: int  # bytes of peek replies in the current batch (reset by the session)
 
     def deliver(self, outcome: ReserveOutcome) -> None: ...
 

@@ -19,7 +19,7 @@ from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
 KICK_RECORD = 64  # room asked per kicked job (an update record)
-CLOSE = b""  # sentinel reply: close the connection
+CLOSE = w.CLOSE  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
 
