@@ -19,6 +19,7 @@ import pytest
 from beanpod.server.app import App
 from beanpod.server.config import ServerConfig
 from beanpod.server.edge.settings import EdgeSettings
+from tests.integration.workq_support import WorkqServer, new_id
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
 
@@ -144,6 +145,23 @@ def test_audit_log_records_admin_verbs_and_refusals(tmp_path: Path) -> None:
     assert lines[0]["kicked"] == 1 and lines[1]["tube"] == "default"
     assert lines[2]["reason"] == "max-connections reached"
     assert all(isinstance(line["ts"], float) for line in lines)
+
+
+def test_audit_log_records_deleting_a_job_another_connection_leased(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    srv = WorkqServer(workq_port=0, edge=EdgeSettings(audit_log=str(log))).start()
+    try:
+        worker, admin = srv.client(), srv.client()
+        job = new_id()
+        admin.add(job, "q", ttr=60000, ttl=60000, payload=b"x")
+        assert worker.lease("q", 1000).id == job
+        admin.delete(job)
+    finally:
+        worker.close()
+        admin.close()
+        srv.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(line["action"], line["job"]) for line in lines] == [("delete-reserved", job)]
 
 
 def test_peer_uid_is_known(tmp_path: Path) -> None:

@@ -55,10 +55,10 @@ class App:
         self.workq = Workq(self.engine)
         self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
         self.dialect.output_limit = config.edge.output_hard_limit
-        if self.edge.audit.enabled:
-            self.dialect.audit = self.edge.audit.record
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
+            self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
         self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)

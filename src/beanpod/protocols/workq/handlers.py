@@ -135,8 +135,20 @@ def fail(s: Context, cmd: Command) -> bytes:
 
 def delete(s: Context, cmd: Command) -> bytes:
     """delete <id>\\r\\n"""
-    s.dialect.workq.delete(s.conn, args.uuid(cmd.args[0]), s.now)
+    uuid, d = args.uuid(cmd.args[0]), s.dialect
+    if d.audit is not None:
+        _audit_delete(s, uuid)
+    d.workq.delete(s.conn, uuid, s.now)
     return w.OK
+
+
+def _audit_delete(s: Context, uuid: bytes) -> None:
+    """--audit-log: deleting a job another connection holds is an admin act."""
+    job = s.dialect.workq.find(uuid)
+    if job is not None and job.reserver is not None and job.reserver is not s.conn:
+        assert s.dialect.audit is not None
+        s.dialect.audit("delete-reserved", conn=s.conn.id, job=uuid.decode(),
+                        holder=job.reserver.id)  # fmt: skip
 
 
 HANDLERS: dict[bytes, Handler] = {
