@@ -42,6 +42,8 @@ def listen_target(argv: list[str]) -> tuple[str, int] | None:
         return None
     if not (_is_ip(host) or (host.startswith("unix:") and len(host) > 5)):
         return None
+    if host.startswith("unix:") and any(k.startswith("BEANPOD_UNIX_") for k in os.environ):
+        return None  # its mode and group are set by the server, before anyone may connect
     return host, int(port)
 
 

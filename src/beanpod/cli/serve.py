@@ -9,6 +9,7 @@ import click
 from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
+from beanpod.cli.serve_edge import edge_options, edge_settings
 from beanpod.core import job as job_states
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
@@ -168,13 +169,14 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="Check every job state change against the state table (debugging; slower).",
 )
 @click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
+@edge_options
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
     segment_size: int, events_dir: str | None, clock: str, http: str, http_token: str | None,
     metrics_max_tubes: int, analytics_dir: str | None, log_format: str, check_moves: bool,
-    print_config: bool,
+    print_config: bool, **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     if print_config:
@@ -191,6 +193,7 @@ def serve(
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
+        edge=edge_settings(edge),
     )  # fmt: skip
     try:
         run_server(config)

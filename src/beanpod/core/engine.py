@@ -27,6 +27,7 @@ from beanpod.core.job import (
     move,
 )
 from beanpod.core.journal import EventSink, Journal
+from beanpod.core.memory import MemoryMeter
 from beanpod.core.pqueue import delayed_key, ready_key
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
@@ -51,6 +52,7 @@ class Engine:
         self.journal: Journal | None = None
         self.events: EventSink | None = None
         self.timings: JobTimings | None = None  # wait/run histograms (/metrics), when on
+        self.meter: MemoryMeter | None = None  # --max-memory / --max-jobs-per-tube
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
@@ -210,6 +212,8 @@ class Engine:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
+        if self.meter is not None:
+            self.meter.added(job)
         return job
 
     # ---- state changes (the only places that move a job between states) ----------------
@@ -311,6 +315,8 @@ class Engine:
             for hook in self.destroy_hooks:
                 hook(job)
         del self.jobs[job.id]
+        if self.meter is not None:
+            self.meter.removed(job)
         tube = job.tube
         tube.jobs -= 1
         if tube.refs > 1:

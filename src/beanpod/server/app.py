@@ -21,6 +21,9 @@ from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
+from beanpod.server.edge.exposure import check_exposure
+from beanpod.server.edge.front import Edge
+from beanpod.server.edge.listeners import open_tls_listeners, private_umask, secure_unix_socket
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
@@ -52,14 +55,20 @@ class App:
         self.engine = Engine()
         self.info = ProcessInfo(self.clock.now())
         self.info.binlog_max_size = config.segment_size
+        self.edge = Edge(config.edge, self.engine, self.clock.now)  # limits, TLS, audit
+        self.info.edge_stats = self.edge.stats
         # The engine's extensions, built here and handed to the protocol layers.
         self.qless = Qless(self.engine)
         self.workq = Workq(self.engine)
         self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        self.dialect.output_limit = config.edge.output_hard_limit
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
+            self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
+        self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
         self.servers: list[asyncio.Server] = []
         self.readiness = Readiness()  # /readyz: serving once start() has finished
         self.http: HttpListener | None = None  # the HTTP listener (web/), with --http
@@ -141,15 +150,18 @@ class App:
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
+        check_exposure(self.config.address, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
         if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
             self.http = await start_http(self, http_settings)
         self.prepare()
+        self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
+        self.tls_addresses = await open_tls_listeners(self)
         self.readiness.serving = True
         tune_gc()
         return addresses
@@ -177,10 +189,13 @@ class App:
         try:
             if early is not None and path is not None:
                 server = await loop.create_unix_server(factory, sock=early)
+                secure_unix_socket(path + suffix, self.config.edge)
             elif early is not None:
                 server = await loop.create_server(factory, sock=early, backlog=1024)
             elif path is not None:
-                server = await loop.create_unix_server(factory, path + suffix)
+                with private_umask(self.config.edge):
+                    server = await loop.create_unix_server(factory, path + suffix)
+                secure_unix_socket(path + suffix, self.config.edge)
             else:
                 server = await loop.create_server(
                     factory, self.config.address, port, backlog=1024, reuse_address=True
@@ -197,6 +212,8 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+        if self.edge.tls is not None:
+            loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 
     def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
@@ -223,6 +240,7 @@ class App:
         await self._stopped.wait()
         log.info("shutting down")
         self.readiness.serving = False
+        self.edge.stop()
         for server in self.servers:
             server.close()
         if self.http is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from beanpod.server.edge.settings import EdgeSettings
 
 DEFAULT_PORT = 11300
 DEFAULT_ADDRESS = "127.0.0.1"  # beanstalkd binds every interface; beanpod stays private
@@ -26,6 +28,7 @@ class ServerConfig:
     http_token_file: str | None = None  # --http-token: file holding the HTTP access token
     metrics_max_tubes: int = 500  # --metrics-max-tubes: tubes /metrics exports by name
     analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
+    edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 
     @property
     def unix_path(self) -> str | None:

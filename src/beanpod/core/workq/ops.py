@@ -37,6 +37,7 @@ from beanpod.core.workq.waits import (
     DUPLICATE_RESULT,
     NO_ROOM,
     NOT_FOUND,
+    OUT_OF_MEMORY,
     TIMEOUT,
     DeliverResult,
     Result,
@@ -175,6 +176,9 @@ class Workq:
         self._need_room(len(body))
         if self.find(ext.uuid) is not None:
             raise WorkqError(DUPLICATE_JOB)
+        meter = engine.meter
+        if meter is not None and meter.refuses(len(body), self._tube_jobs(name)):
+            raise WorkqError(OUT_OF_MEMORY)
         # A parked lease may be served inside put(); it needs only job.ext, set by put.
         job = engine.put(conn, engine.tube(name), to_engine_pri(priority), delay, ttr, body,
                          now, ext=ext)  # fmt: skip
@@ -304,6 +308,10 @@ class Workq:
             raise WorkqError(DUPLICATE_RESULT)
         self._need_room(len(result))
         return job
+
+    def _tube_jobs(self, name: str) -> int:
+        tube = self.engine.tubes.get(name)
+        return 0 if tube is None else tube.jobs
 
     def _need_room(self, nbytes: int) -> None:
         journal = self.engine.journal

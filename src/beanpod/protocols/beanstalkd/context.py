@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from beanpod.protocols.beanstalkd import wire as w
@@ -76,6 +77,8 @@ class Dialect:
         # Error replies by (verb, reply), counted where a handler refuses (off the success
         # path); parser rejections count under commands.ERROR.
         self.errors: dict[tuple[bytes, bytes], int] = {}
+        self.output_limit = 1 << 62  # bytes of peek replies one batch may produce
+        self.audit: Callable[..., None] | None = None  # --audit-log: admin verbs are told
 
     def failed(self, verb: bytes, reply: bytes) -> bytes:
         """Count the error `reply` to `verb`, and return it."""
@@ -93,6 +96,7 @@ class Context(Protocol):
     dialect: Dialect
     conn: Conn
     now: int
+    batch_bytes: int  # bytes of peek replies in the current batch (reset by the session)
 
     def deliver(self, outcome: ReserveOutcome) -> None: ...
 

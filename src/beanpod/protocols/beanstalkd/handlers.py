@@ -19,7 +19,7 @@ from beanpod.protocols.beanstalkd import inspect, qless
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
-CLOSE = b""  # sentinel reply: close the connection
+CLOSE = w.CLOSE  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
 
@@ -70,6 +70,9 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
         return d.failed(PUT, w.OUT_OF_MEMORY)
+    meter = engine.meter
+    if meter is not None and meter.refuses(len(body), conn.use.jobs):
+        return d.failed(PUT, w.OUT_OF_MEMORY)  # as beanstalkd out of memory: no id spent
     job = engine.put(conn, conn.use, pri, MILLIS[delay], MILLIS[ttr or 1], body, s.now)
     return b"INSERTED %d\r\n" % job.id  # w.inserted, inlined on the hottest path
 
@@ -196,7 +199,10 @@ def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick <bound>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK] += 1
-    return w.kicked(admin.kick(d.engine, s.conn, s.conn.use, cmd[1], s.now))
+    kicked = admin.kick(d.engine, s.conn, s.conn.use, cmd[1], s.now)
+    if d.audit is not None:
+        d.audit("kick", conn=s.conn.id, tube=s.conn.use.name, bound=cmd[1], kicked=kicked)
+    return w.kicked(kicked)
 
 
 _ADMIN_REPLIES = {
@@ -211,6 +217,8 @@ def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.KICK_JOB] += 1
     outcome = admin.kick_job(d.engine, s.conn, cmd[1], s.now)
     if outcome is admin.Outcome.DONE:
+        if d.audit is not None:
+            d.audit("kick-job", conn=s.conn.id, job=cmd[1])
         return w.KICKED
     return d.failed(w.KICK_JOB, _ADMIN_REPLIES[outcome])
 
@@ -222,6 +230,8 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     _, name, delay = cmd
     outcome = admin.pause(d.engine, s.conn, name, delay * 1000, s.now)
     if outcome is admin.Outcome.DONE:
+        if d.audit is not None:
+            d.audit("pause-tube", conn=s.conn.id, tube=name, seconds=delay)
         return w.PAUSED
     return d.failed(w.PAUSE_TUBE, _ADMIN_REPLIES[outcome])
 

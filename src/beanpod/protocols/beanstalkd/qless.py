@@ -31,6 +31,8 @@ from beanpod.protocols.beanstalkd.context import Context
 
 ERROR_WORD = b"QLESS_ERROR "
 CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
+# Redis's own maxmemory refusal, what a qless client sees from qless-core on a full Redis.
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
 EVENTS = "events"  # the long-poll read of pub/sub channels
 MAX_NOW = 1e11  # seconds: past year 5000, and far below float precision trouble
 
@@ -92,6 +94,9 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     d = s.dialect
     if fn in CREATING and d.engine.draining:
         return w.DRAINING
+    meter = d.engine.meter
+    if fn in CREATING and meter is not None and meter.refuses(len(body)):
+        return error(OOM)
     q = d.qless
     if fn == EVENTS:
         return _events(s, q, args)

@@ -107,11 +107,12 @@ def split_flags(fields: list[bytes]) -> tuple[list[bytes], dict[bytes, bytes]] |
 class Parser:
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_error", "_mode", "_need", "_pending", "_pos")
+    __slots__ = ("_buf", "_consumed", "_error", "_mode", "_need", "_pending", "_pos")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._pos = 0
+        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
         self._mode = LINE
         self._need = 0  # payload bytes (+ CRLF) still expected in BODY mode
         self._pending: Command | None = None  # the command whose payload is being read
@@ -122,6 +123,7 @@ class Parser:
             return
         buf = self._buf
         if self._pos:
+            self._consumed += self._pos
             del buf[: self._pos]
             self._pos = 0
         buf += data
@@ -129,6 +131,16 @@ class Parser:
     @property
     def buffered(self) -> int:
         return len(self._buf) - self._pos
+
+    def started(self) -> int | None:
+        """Where the command being received began: a stream offset that stays the same
+        until it is complete (for --request-timeout); None between commands."""
+        mode, pos = self._mode, self._pos
+        if mode == LINE:
+            return None if pos == len(self._buf) else self._consumed + pos
+        if mode == SKIP:
+            return self._consumed + pos + self._need
+        return None if mode == CLOSED else self._consumed + pos
 
     def next_command(self) -> Parsed | None:
         """The next complete command or rejection, or None if more bytes are needed."""

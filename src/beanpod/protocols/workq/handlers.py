@@ -37,7 +37,7 @@ def handle(s: Context, cmd: Parsed) -> bytes | None:
 def _refusal(reason: str) -> bytes:
     if reason == core.NOT_FOUND:
         return w.NOT_FOUND
-    if reason in (core.DRAINING, core.NO_ROOM):
+    if reason in (core.DRAINING, core.NO_ROOM, core.OUT_OF_MEMORY):
         return w.server_error(reason)
     return w.client_error(reason)
 
@@ -149,8 +149,20 @@ def fail(s: Context, cmd: Command) -> bytes:
 
 def delete(s: Context, cmd: Command) -> bytes:
     """delete <id>\\r\\n"""
-    s.dialect.workq.delete(s.conn, args.uuid(cmd.args[0]), s.now)
+    uuid, d = args.uuid(cmd.args[0]), s.dialect
+    if d.audit is not None:
+        _audit_delete(s, uuid)
+    d.workq.delete(s.conn, uuid, s.now)
     return w.OK
+
+
+def _audit_delete(s: Context, uuid: bytes) -> None:
+    """--audit-log: deleting a job another connection holds is an admin act."""
+    job = s.dialect.workq.find(uuid)
+    if job is not None and job.reserver is not None and job.reserver is not s.conn:
+        assert s.dialect.audit is not None
+        s.dialect.audit("delete-reserved", conn=s.conn.id, job=uuid.decode(),
+                        holder=job.reserver.id)  # fmt: skip
 
 
 HANDLERS: dict[bytes, Handler] = {
