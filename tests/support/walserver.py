@@ -13,6 +13,8 @@ from tests.support.wire_client import RawClient
 
 
 class FakeClock:
+    manual = False  # the server arms real loop timers for it (the App's Clock seam)
+
     def __init__(self, now: int) -> None:
         self.ms = now
 

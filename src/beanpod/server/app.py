@@ -21,6 +21,7 @@ from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
+from beanpod.server.replay import ReplayProgress
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
     EXIT_WAL_DIR,
@@ -58,6 +59,8 @@ class App:
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.replay = ReplayProgress()  # start-up replay of the log, while it runs
+        self.ready = False  # the log is replayed and the listeners serve (/readyz)
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
         self._events_flush_due = False
@@ -124,7 +127,7 @@ class App:
         loop = asyncio.get_running_loop()
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
-        self._open_wal()
+        await self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
@@ -132,6 +135,7 @@ class App:
         if install_signals:
             self._install_signals(loop)
         tune_gc()
+        self.ready = True
         return addresses
 
     async def _start_workq(self) -> None:
@@ -175,13 +179,14 @@ class App:
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
 
-    def _open_wal(self) -> None:
+    async def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
             try:
-                self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+                self.wal = await open_wal(self.engine, self.config, self.clock.now(),
+                                          self.wal_io, self.replay)  # fmt: skip
             except OSError as exc:
                 raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
                                    EXIT_WAL_DIR) from exc  # fmt: skip

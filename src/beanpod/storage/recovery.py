@@ -20,13 +20,17 @@ from pathlib import Path
 from beanpod.storage.framing import (
     FRAME_SIZE,
     HEADER_SIZE,
+    WRONG_MAGIC,
     FormatError,
     VersionError,
+    crc32,
     decode_header,
     encode_header,
     frame,
+    next_nonzero,
     next_valid_frame,
     read_frame,
+    unpack_frame_header,
 )
 from beanpod.storage.segments import list_segments
 
@@ -62,12 +66,16 @@ class SegmentReport:
     version_error: bool = False
     damage: list[Damage] = field(default_factory=list)
     torn: bool = False  # the damage is a torn tail (safe to truncate at `end`)
+    unused: bool = False  # all zeros: a preallocated segment that never got a record
 
 
 def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int, bytes]]]:
     """Every valid record of one file, skipping damaged regions, with what was wrong."""
     data = path.read_bytes()
     report = SegmentReport(index, path, len(data))
+    if next_nonzero(data, 0) is None:
+        report.unused = True  # preallocated, header not written yet: no records
+        return report, []
     try:
         header = decode_header(data)
     except FormatError as exc:
@@ -80,7 +88,7 @@ def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int,
         report.header_error = f"header says segment {header.index}, file name says {index}"
         return report, []
     out: list[tuple[int, bytes]] = []
-    offset = HEADER_SIZE
+    offset = _valid_prefix(data, out)
     while True:
         try:
             got = read_frame(data, offset)
@@ -97,8 +105,32 @@ def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int,
         out.append((offset, payload))
         report.end = after
         offset = after
+    if out:
+        last_offset, last = out[-1]
+        report.end = max(report.end, last_offset + FRAME_SIZE + len(last))
     report.records = len(out)
     return report, out
+
+
+def _valid_prefix(data: bytes, out: list[tuple[int, bytes]]) -> int:
+    """Append every well-formed record from the header on (the whole segment, unless it
+    is damaged); return the offset where `read_frame` must take over (the end marker,
+    the end of the file or the first bad record, which it then describes)."""
+    unpack, end = unpack_frame_header, len(data)
+    append = out.append
+    offset = HEADER_SIZE
+    while offset + FRAME_SIZE <= end:
+        length, crc = unpack(data, offset)
+        start = offset + FRAME_SIZE
+        stop = start + length
+        if not length or stop > end:
+            break
+        payload = data[start:stop]
+        if crc32(payload) != crc:
+            break
+        append((offset, payload))
+        offset = stop
+    return offset
 
 
 def _holds_records(path: Path) -> bool:
@@ -118,6 +150,8 @@ class LogReader:
         self.directory = directory
         self.segments = list_segments(directory)
         self.reports: list[SegmentReport] = []
+        self.bytes_total = sum(p.stat().st_size for _, p in self.segments)
+        self.bytes_read = 0
         # Only damage at or after the last segment holding records can be a torn tail.
         holding = [i for i, p in self.segments if _holds_records(p)]
         self.last_with_records = holding[-1] if holding else -1
@@ -130,6 +164,7 @@ class LogReader:
         for index, path in self.segments:
             report, records = read_segment(index, path)
             self.reports.append(report)
+            self.bytes_read += report.size
             self._classify(report)
             if strict:
                 self._check(report)
@@ -138,6 +173,10 @@ class LogReader:
 
     def _classify(self, report: SegmentReport) -> None:
         is_tail = report.index >= self.last_with_records
+        if report.unused and not is_tail:  # records after it: its header was lost
+            report.unused = False
+            report.header_error = WRONG_MAGIC
+            report.damage.append(Damage(0, WRONG_MAGIC, None))
         if report.damage and not report.version_error:
             report.torn = is_tail and len(report.damage) == 1 and report.damage[0].resume is None
 
