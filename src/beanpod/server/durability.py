@@ -323,13 +323,16 @@ class Durability:
     # ---- reporting and shutdown --------------------------------------------------------
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
-        """(oldest index, current index, records migrated, records written, max size)."""
+        """(oldest index, current index, records migrated, records written, max size),
+        as beanstalkd 1.12 shows them: from start-up on, the current index is the segment
+        the next record goes to (a restart opens a new one, so it is above the old ones),
+        and the oldest is the current one while no older segment is kept."""
         writer = self.writer
+        current = writer.upcoming_index()
         oldest = writer.oldest()
-        current = writer.current
         return (
-            0 if oldest is None else oldest.index,
-            0 if current is None else current.index,
+            current if oldest is None else min(oldest.index, current),
+            current,
             self.records_migrated,
             writer.records_written,
             writer.segment_size,
