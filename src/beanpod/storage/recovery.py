@@ -71,24 +71,52 @@ class SegmentReport:
 
 def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int, bytes]]]:
     """Every valid record of one file, skipping damaged regions, with what was wrong."""
+    report, records = scan_segment(index, path)
+    return report, list(records)
+
+
+def scan_segment(index: int, path: Path) -> tuple[SegmentReport, Iterator[tuple[int, bytes]]]:
+    """The file's report and an iterator of its valid records, (offset, payload); the
+    report's record count, end and damage are complete once the iterator is exhausted.
+    Replay feeds each record on as it is read, so only one payload is alive at a time."""
     data = path.read_bytes()
     report = SegmentReport(index, path, len(data))
     if next_nonzero(data, 0) is None:
         report.unused = True  # preallocated, header not written yet: no records
-        return report, []
+        return report, iter(())
     try:
         header = decode_header(data)
     except FormatError as exc:
         report.header_error = exc.reason
         report.version_error = isinstance(exc, VersionError)
         report.damage.append(Damage(0, exc.reason, next_valid_frame(data, HEADER_SIZE - 1)))
-        return report, []
+        return report, iter(())
     report.version = header.version
     if header.index != index:
         report.header_error = f"header says segment {header.index}, file name says {index}"
-        return report, []
-    out: list[tuple[int, bytes]] = []
-    offset = _valid_prefix(data, out)
+        return report, iter(())
+    return report, _scan(data, report)
+
+
+def _scan(data: bytes, report: SegmentReport) -> Iterator[tuple[int, bytes]]:
+    # The common case first, inline: well-formed records up to the end marker.
+    unpack, end = unpack_frame_header, len(data)
+    offset, count = HEADER_SIZE, 0
+    while offset + FRAME_SIZE <= end:
+        length, crc = unpack(data, offset)
+        start = offset + FRAME_SIZE
+        stop = start + length
+        if not length or stop > end:
+            break
+        payload = data[start:stop]
+        if crc32(payload) != crc:
+            break
+        yield offset, payload
+        count += 1
+        offset = stop
+    if count:
+        report.end = offset
+    # From the end marker, or the first bad record, which `read_frame` describes.
     while True:
         try:
             got = read_frame(data, offset)
@@ -102,35 +130,10 @@ def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int,
         if got is None:
             break
         payload, after = got
-        out.append((offset, payload))
-        report.end = after
-        offset = after
-    if out:
-        last_offset, last = out[-1]
-        report.end = max(report.end, last_offset + FRAME_SIZE + len(last))
-    report.records = len(out)
-    return report, out
-
-
-def _valid_prefix(data: bytes, out: list[tuple[int, bytes]]) -> int:
-    """Append every well-formed record from the header on (the whole segment, unless it
-    is damaged); return the offset where `read_frame` must take over (the end marker,
-    the end of the file or the first bad record, which it then describes)."""
-    unpack, end = unpack_frame_header, len(data)
-    append = out.append
-    offset = HEADER_SIZE
-    while offset + FRAME_SIZE <= end:
-        length, crc = unpack(data, offset)
-        start = offset + FRAME_SIZE
-        stop = start + length
-        if not length or stop > end:
-            break
-        payload = data[start:stop]
-        if crc32(payload) != crc:
-            break
-        append((offset, payload))
-        offset = stop
-    return offset
+        yield offset, payload
+        count += 1
+        report.end = offset = after
+    report.records = count
 
 
 def _holds_records(path: Path) -> bool:
@@ -159,17 +162,19 @@ class LogReader:
     def records(self, strict: bool = True) -> Iterator[tuple[int, int, bytes]]:
         """(segment index, offset, payload) of every valid record, in log order.
 
-        strict: raise CorruptLog at damage that is not a torn tail (start-up). Otherwise
-        skip damaged regions and keep going (verify, dump, salvage)."""
+        strict: raise CorruptLog at damage that is not a torn tail (start-up), once the
+        segment's readable records are out (a caller that gets CorruptLog throws away
+        what it built). Otherwise skip damaged regions and keep going (verify, dump,
+        salvage)."""
         for index, path in self.segments:
-            report, records = read_segment(index, path)
+            report, records = scan_segment(index, path)
             self.reports.append(report)
             self.bytes_read += report.size
+            for offset, payload in records:
+                yield index, offset, payload
             self._classify(report)
             if strict:
                 self._check(report)
-            for offset, payload in records:
-                yield index, offset, payload
 
     def _classify(self, report: SegmentReport) -> None:
         is_tail = report.index >= self.last_with_records
