@@ -21,6 +21,7 @@ from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
+from beanpod.server.memory_trim import MemoryTrimmer
 from beanpod.server.replay import ReplayProgress
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
@@ -61,6 +62,7 @@ class App:
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
         self.replay = ReplayProgress()  # start-up replay of the log, while it runs
         self.ready = False  # the log is replayed and the listeners serve (/readyz)
+        self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
         self._events_flush_due = False
@@ -135,6 +137,7 @@ class App:
         if install_signals:
             self._install_signals(loop)
         tune_gc()
+        self.trimmer.start()
         self.ready = True
         return addresses
 
@@ -204,6 +207,7 @@ class App:
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
+        self.trimmer.stop()
         for server in self.servers:
             server.close()
         if self.wal is not None:  # flush and fsync; held replies go out first
