@@ -217,6 +217,14 @@ def move(job: Job, new: JobState) -> None:
     job.state = new
 
 
+def fold_logged_state(job: Job, logged: JobState) -> None:
+    """Write-ahead-log replay only: the state the job's latest record names, while the
+    restart folds records into jobs that are in no queue yet. The moves in between were
+    never logged (a reserve is not), so nothing is checked here; the restart's placing
+    move (inside `restarting()`) is."""
+    job.state = logged
+
+
 def check_move(job: Job, new: JobState) -> None:
     """Raise IllegalMove unless `job` may go from its state to `new`."""
     old: JobState | None = getattr(job, "state", None)  # unset before its first move

@@ -27,6 +27,8 @@ from beanpod.server.edge.listeners import open_tls_listeners, private_umask, sec
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
+from beanpod.server.memory_trim import MemoryTrimmer
+from beanpod.server.replay import ReplayProgress
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
     EXIT_WAL_DIR,
@@ -76,6 +78,8 @@ class App:
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.replay = ReplayProgress()  # start-up replay of the log, while it runs
+        self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
         self._events_flush_due = False
@@ -137,12 +141,12 @@ class App:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    def prepare(self) -> None:
+    async def prepare(self) -> None:
         """Everything before listening: the event log, the WAL's restore, the extensions'
         indexes and timers (the test harness opens its own listeners after this)."""
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
-        self._open_wal()
+        await self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers
@@ -156,7 +160,7 @@ class App:
             self._install_signals(loop)
         if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
             self.http = await start_http(self, http_settings)
-        self.prepare()
+        await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
@@ -164,6 +168,7 @@ class App:
         self.tls_addresses = await open_tls_listeners(self)
         self.readiness.serving = True
         tune_gc()
+        self.trimmer.start()
         return addresses
 
     async def _start_workq(self) -> None:
@@ -215,13 +220,14 @@ class App:
         if self.edge.tls is not None:
             loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 
-    def _open_wal(self) -> None:
+    async def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
             try:
-                self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+                self.wal = await open_wal(self.engine, self.config, self.clock.now(),
+                                          self.wal_io, self.replay)  # fmt: skip
             except OSError as exc:
                 raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
                                    EXIT_WAL_DIR) from exc  # fmt: skip
@@ -241,6 +247,7 @@ class App:
         log.info("shutting down")
         self.readiness.serving = False
         self.edge.stop()
+        self.trimmer.stop()
         for server in self.servers:
             server.close()
         if self.http is not None:

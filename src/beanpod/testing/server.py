@@ -109,7 +109,7 @@ class BeanpodServer(assertions.Assertions):
         self._loop_thread().run(self._swap(wipe=False))
 
     async def _open(self) -> None:
-        self._app = self._new_app()
+        self._app = await self._new_app()
         loop = asyncio.get_running_loop()
         tcp = await loop.create_server(self._session, HOST, 0)
         self._listeners.append(tcp)
@@ -121,14 +121,14 @@ class BeanpodServer(assertions.Assertions):
             self._listeners.append(workq)
             self.workq_port = workq.sockets[0].getsockname()[1]
 
-    def _new_app(self) -> App:
+    async def _new_app(self) -> App:
         config = ServerConfig(
             address=HOST, port=0, max_job_size=self._max_job_size, use_uvloop=False,
             binlog_dir=self._wal, workq_port=None, fsync_ms=0,
             clock="manual" if self._clock.manual else "real",
         )  # fmt: skip
         app = App(config, clock=self._clock)
-        app.prepare()
+        await app.prepare()
         return app
 
     def _session(self) -> HarnessSession:
@@ -142,7 +142,7 @@ class BeanpodServer(assertions.Assertions):
         await self._retire(self._running_app())
         if wipe and self._wal is not None:
             shutil.rmtree(self._wal, ignore_errors=True)
-        self._app = self._new_app()
+        self._app = await self._new_app()
 
     async def _retire(self, app: App) -> None:
         """Close the app's connections (their reserved jobs go back) and its WAL."""
