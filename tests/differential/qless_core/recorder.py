@@ -22,7 +22,6 @@ import redis
 
 from tests.differential.qless_core.beanpod_server import HOST, BeanpodServer, ServerSupply
 
-
 # Diagnosis only (QLESS_CORE_AS_CORE=1): show beanpod's results with its two documented
 # differences in form undone (empty arrays as cjson's `{}`; without the qless fork's
 # `throttles` and `throttled` fields), to see which listed tests differ in nothing else.

@@ -138,8 +138,6 @@ class Parser:
         mode, pos = self._mode, self._pos
         if mode == LINE:
             return None if pos == len(self._buf) else self._consumed + pos
-        if mode == SKIP:
-            return self._consumed + pos + self._need
         return None if mode == CLOSED else self._consumed + pos
 
     def next_command(self) -> Parsed | None:
