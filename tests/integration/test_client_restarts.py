@@ -16,9 +16,9 @@ import pytest
 
 from beanpod.client.qless import Backoff, Client
 from beanpod.client.workq import Client as WorkqClient
-from tests.integration.workq_support import new_id
 from tests.support.servers import SubprocessServer
 from tests.support.workq_reference import free_port
+from tests.support.workq_server import new_id
 
 JOBS = 400
 WORKERS = 4

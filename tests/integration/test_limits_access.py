@@ -19,9 +19,9 @@ import pytest
 from beanpod.server.app import App
 from beanpod.server.config import ServerConfig
 from beanpod.server.edge.settings import EdgeSettings
-from tests.integration.workq_support import WorkqServer, new_id
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
+from tests.support.workq_server import WorkqServer, new_id
 
 
 class UnixServer(InProcessServer):

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from beanpod.client.workq import Client
-from tests.integration.workq_support import WorkqServer
 from tests.support.wire_client import RawClient
+from tests.support.workq_server import WorkqServer
 
 STEPS = int(os.environ.get("BEANPOD_FUZZ_STEPS", "400"))
 SEED = int(os.environ.get("BEANPOD_FUZZ_SEED", "1515"))

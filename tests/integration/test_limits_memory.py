@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from beanpod.server.edge.settings import EdgeSettings
-from tests.integration.workq_support import RawWorkq, WorkqServer
 from tests.support.wire_client import RawClient
+from tests.support.workq_server import RawWorkq, WorkqServer
 
 CAP = 2_000_000
 BODY = b"x" * 1000

@@ -14,9 +14,9 @@ import greenstalk
 import pytest
 
 from beanpod.server.edge.settings import EdgeSettings, TlsSettings
-from tests.integration.workq_support import RawWorkq, WorkqServer, new_id
 from tests.support.certs import Certs, make_certs
 from tests.support.wire_client import RawClient
+from tests.support.workq_server import RawWorkq, WorkqServer, new_id
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 
 from beanpod.protocols.workq import wire as w
-from tests.integration.workq_support import RawWorkq, WorkqServer
 from tests.support.workq_reference import ReferenceWorkq, reference_binary
+from tests.support.workq_server import RawWorkq, WorkqServer
 
 ARGS = w.client_error(w.INVALID_ARGS)
 FLAGS = w.client_error(w.INVALID_FLAGS)

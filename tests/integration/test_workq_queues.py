@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from beanpod.client.workq import Client, ClientError, NotFound, TimedOut
-from tests.integration.workq_support import WorkqServer, new_id, wq_server
 from tests.support.servers import SubprocessServer
 from tests.support.workq_reference import ReferenceWorkq, reference_binary
+from tests.support.workq_server import WorkqServer, new_id, wq_server
 
 __all__ = ["wq_server"]
 EMPTY = {"ready-len": 0, "scheduled-len": 0}
