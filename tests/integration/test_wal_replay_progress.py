@@ -81,10 +81,10 @@ def test_app_is_not_ready_while_replaying_and_the_loop_keeps_turning(tmp_path: P
         starting = asyncio.create_task(app.start(install_signals=False))
         seen = []
         while not starting.done():
-            seen.append((app.ready, app.replay.replaying, app.replay.records))
+            seen.append((app.readiness.serving, app.replay.replaying, app.replay.records))
             await asyncio.sleep(0)
         await starting
-        seen.append((app.ready, app.replay.replaying, app.replay.records))
+        seen.append((app.readiness.serving, app.replay.replaying, app.replay.records))
         app.stop()
         await app.serve_until_stopped()
         return seen
