@@ -46,6 +46,7 @@ class Connection:
             backoff.retrying()(self._connect)
 
     def close(self) -> None:
+        """Close the socket; a later call reconnects."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None

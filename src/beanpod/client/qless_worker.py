@@ -105,6 +105,7 @@ class Worker:
         self.processed += 1
 
     def reserve(self) -> Job | None:
+        """Pop the next job from the worker's queues (in their order), or None."""
         views = self.client.call("pop", self.queues, self.client.worker_name, 1, self.order)
         return Job(self.client, views[0]) if views else None
 

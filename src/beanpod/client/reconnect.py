@@ -53,10 +53,12 @@ class Backoff:
     give_up_after: float | None = 60.0
 
     def retrying(self) -> Retrying:
+        """A tenacity Retrying that waits out a restart with this backoff."""
         return Retrying(retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True,
                         before_sleep=_log_retry)  # fmt: skip
 
     def async_retrying(self) -> AsyncRetrying:
+        """The asyncio version of `retrying`."""
         return AsyncRetrying(retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True,
                              before_sleep=_log_retry)  # fmt: skip
 

@@ -81,6 +81,7 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        """Close the connection."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None

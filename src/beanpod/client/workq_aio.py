@@ -44,6 +44,7 @@ class AsyncClient:
         cls, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
         backoff: Backoff | None = DEFAULT,
     ) -> AsyncClient:  # fmt: skip
+        """Open the connection (called by `async with`)."""
         if backoff is None:
             return cls(*await asyncio.open_connection(*address))
         async for attempt in backoff.async_retrying():
@@ -60,6 +61,7 @@ class AsyncClient:
         await self.close()
 
     async def close(self) -> None:
+        """Close the connection."""
         writer, self._writer, self._reader = self._writer, None, None
         if writer is not None:
             writer.close()

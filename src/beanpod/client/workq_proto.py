@@ -163,6 +163,7 @@ class _Cursor:
         self.pos = 0
 
     def line(self) -> bytes:
+        """The next CRLF-terminated line, without its CRLF."""
         end = self.buf.find(b"\r\n", self.pos)
         if end < 0:
             raise _Incomplete
@@ -171,6 +172,7 @@ class _Cursor:
         return line
 
     def take(self, n: int) -> bytes:
+        """The next `n` bytes."""
         if len(self.buf) - self.pos < n:
             raise _Incomplete
         data = bytes(self.buf[self.pos : self.pos + n])
@@ -178,6 +180,7 @@ class _Cursor:
         return data
 
     def block(self, size: int) -> bytes:
+        """A block of `n` bytes followed by CRLF."""
         return self.take(size + 2)[:-2]
 
 
