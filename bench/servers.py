@@ -35,10 +35,14 @@ class ServerKind:
         return ServerKind("beanstalkd", (binary,))
 
     @staticmethod
-    def beanpod(argv: tuple[str, ...] | None = None, python: str = "python3") -> ServerKind:
+    def beanpod(
+        argv: tuple[str, ...] | None = None, python: str = "python3", src: str | None = None
+    ) -> ServerKind:
+        """beanpod from this repository, or from the source tree `src` (another checkout,
+        for before/after runs)."""
         if argv is not None:
             return ServerKind("beanpod", argv)
-        src = str(REPO / "src")
+        src = src or str(REPO / "src")
         pythonpath = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
         # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
         # port would also clash with any other beanpod on the machine).
