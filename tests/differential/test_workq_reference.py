@@ -74,6 +74,16 @@ simple_command = st.sampled_from([
     b"delete %s\r\n" % IDS[0], b"delete %s -a=1\r\n" % IDS[1], b"inspect queue fz\r\n",
     b"inspect job %s\r\n" % IDS[2], b"inspect jobs fz 0 10\r\n", b"nope\r\n", b"ADD\r\n",
     b"\r\n", b"lease fz\r\n", b"result %s\r\n" % IDS[0], b"inspect\r\n", b"delete\r\n",
+    b"lease fz -a=1 10\r\n", b"lease fz# 10\r\n", b"lease fz 86400001\r\n",
+    b"lease fz x\r\n", b"result %s 0\r\n" % str(uuid.uuid4()).encode(),
+    b"result %s x\r\n" % IDS[1], b"result %s 0 -a=1\r\n" % IDS[1], b"result x 0\r\n",
+    b"inspect queue\r\n", b"inspect queue fz x\r\n", b"inspect queue fz -a=1\r\n",
+    b"inspect jobs fz 0\r\n", b"inspect jobs fz x 1\r\n", b"inspect jobs fz 0 101\r\n",
+    b"inspect scheduled-jobs fz 0 10\r\n", b"inspect scheduled-jobs nope 0 10\r\n",
+    b"inspect server x\r\n", b"inspect foo\r\n", b"inspect job x\r\n",
+    b"inspect queue nope\r\n", b"inspect jobs f#z 0 1\r\n", b"delete %s x\r\n" % IDS[0],
+    b"inspect queues 0\r\n", b"inspect queues x 1\r\n", b"inspect queues 0 0\r\n",
+    b"-x=1\r\n", b"add -priority=1\r\n", b"complete -a=1 -a=2\r\n",
 ])  # fmt: skip
 
 streams = st.lists(st.one_of(payload_command(), simple_command), min_size=1, max_size=8)
