@@ -82,7 +82,7 @@ _INT64 = 2**63
 def atoi(raw: bytes) -> int | None:
     """Go's `strconv.Atoi`: an optional sign and decimal digits within int64, else None."""
     digits = raw[1:] if raw[:1] in (b"+", b"-") else raw
-    if not digits.isdigit() or not digits.isascii():
+    if not digits.isdigit():  # bytes: ASCII digits only
         return None
     value = int(raw)
     return value if -_INT64 <= value < _INT64 else None
