@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -125,6 +126,36 @@ def test_a_workq_pool_survives_three_restarts(
         performed = Counter(log.read_text().split())
         assert set(performed) == set(ids)  # none lost
         print(f"performed again: {sum(n - 1 for n in performed.values())}")
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_an_event_subscription_keeps_delivering_after_a_restart(tmp_path: Path) -> None:
+    port = free_port()
+    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", "0"]
+    server = SubprocessServer(args).start()
+    try:
+        client = Client(port=port, worker_name="events", backoff=PATIENT)
+        sub = client.events.subscribe("log", wait=0.5)
+        seen: list[str] = []
+        reader = threading.Thread(target=lambda: seen.extend(m.data for m in sub), daemon=True)
+        reader.start()
+        for _ in range(2):
+            server.stop()
+            server = SubprocessServer(args).start()
+            before = len(seen)
+
+            def arrived(n: int = before) -> bool:
+                # pub/sub is at most once: what is published before the reader's next
+                # poll reaches no one, so publish until one message arrives
+                client.config["k"] = 1
+                return len(seen) > n
+
+            wait_until(arrived, 60, "a message after the restart")
+        sub.close()
+        reader.join(timeout=10)
+        assert all('"config_set"' in data for data in seen)
         client.close()
     finally:
         server.stop()

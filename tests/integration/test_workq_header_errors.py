@@ -164,3 +164,10 @@ def test_a_line_without_crlf_closes_without_a_reply(raw: RawWorkq, data: bytes) 
     raw.send(data)
     assert raw.closed_by_server()
     assert raw.buf == b""
+
+
+def test_a_payload_cut_short_by_a_half_close_is_refused(raw: RawWorkq) -> None:
+    raw.send(header("add", b"5") + b"abc")
+    raw.sock.shutdown(socket.SHUT_WR)
+    assert raw.read(len(PAYLOAD)) == PAYLOAD
+    assert raw.closed_by_server()

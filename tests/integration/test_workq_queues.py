@@ -119,3 +119,25 @@ def test_queues_survive_restarts(tmp_path: Path, crash: bool) -> None:
             assert queues["gone"] == EMPTY and queues["leased-only"] == EMPTY
             assert queues["kept"] == {"ready-len": 1, "scheduled-len": 0}
         server.kill() if crash else server.stop()
+
+
+def test_queues_survive_compaction(tmp_path: Path) -> None:
+    """Small segments and churn: the segment holding a queue's record is compacted away
+    and the record carried forward."""
+    args = ["-b", str(tmp_path), "-s", "4096"]
+    server = SubprocessServer(args).start()
+    with _workq_client(server) as c:
+        jid = new_id()
+        c.add(jid, "first", 1000, 60_000, b"x")
+        c.delete(jid)
+        for n in range(400):  # ~100 segments of add + delete
+            churn = new_id()
+            c.add(churn, "churn", 1000, 60_000, b"%d" % n + b"." * 200)
+            c.delete(churn)
+    first_segment_gone = not (tmp_path / "0000000001.wal").exists()
+    server.stop()
+    server = SubprocessServer(args).start()
+    with _workq_client(server) as c:
+        assert c.inspect_queue("first") == EMPTY
+    server.stop()
+    assert first_segment_gone  # the queue's record was carried forward by compaction

@@ -63,16 +63,17 @@ class Worker:
         self._stop.set()
 
     def install_signals(self) -> None:
-        """SIGTERM/SIGINT stop the loop after the job it is running; between jobs (e.g.
-        waiting to reconnect) at once; a second signal at once in any case."""
+        """SIGTERM/SIGINT stop the loop after the job it is running (or the pop under
+        way); while it waits for the server to come back, at once; a second signal at
+        once in any case."""
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, *_: object) -> None:
         forced = self._stop.is_set()
         self._stop.set()
-        if forced or not self._busy:
-            raise Stopped
+        if forced or (not self._busy and self.client.conn.sock is None):
+            raise Stopped  # leaves the reconnect backoff's sleep
 
     def run(self, max_jobs: int | None = None) -> int:
         """Work until stopped (or `max_jobs` are done); returns how many ran. A server

@@ -49,7 +49,7 @@ class Backoff:
     error is raised once `give_up_after` seconds have passed (None: never give up)."""
 
     first: float = 0.05
-    maximum: float = 2.0
+    maximum: float = 1.0
     give_up_after: float | None = 60.0
 
     def retrying(self) -> Retrying:

@@ -94,34 +94,47 @@ class Client:
         self.sock = sock
         return sock
 
-    def _call(self, data: bytes, kind: int, settled: Settled | None = None) -> Any:
+    def _call(
+        self, data: bytes, kind: int, settled: Settled | None = None, wait_ms: int = 0
+    ) -> Any:
+        """One command; `wait_ms` is how long the server may rightly take to answer (a
+        blocking lease, run or result), added to the socket's timeout."""
         if self.backoff is None:
-            return self._exchange(data, kind)
+            return self._exchange(data, kind, wait_ms)
         sends = self._sends
         for attempt in self.backoff.retrying():
             with attempt:
                 try:
-                    return self._exchange(data, kind)
+                    return self._exchange(data, kind, wait_ms)
                 except WorkqError as exc:
                     if self._sends - sends < 2 or settled is None or not settled(exc):
                         raise
                     return None  # an earlier send took effect; its reply was lost
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
-    def _exchange(self, data: bytes, kind: int) -> Any:
+    def _exchange(self, data: bytes, kind: int, wait_ms: int = 0) -> Any:
         """Send one command, read its reply; a broken connection is dropped."""
         try:
             sock = self.sock or self._connect()
             self._sends += 1
-            sock.sendall(data)
-            while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
-                chunk = sock.recv(1 << 16)
-                if not chunk:
-                    raise ConnectionError("the server closed the connection")
-                self._buf += chunk
+            if not wait_ms or self.timeout is None:
+                return self._send_and_read(sock, data, kind)
+            sock.settimeout(self.timeout + wait_ms / 1000)
+            try:
+                return self._send_and_read(sock, data, kind)
+            finally:
+                sock.settimeout(self.timeout)
         except OSError:
             self.close()
             raise
+
+    def _send_and_read(self, sock: socket.socket, data: bytes, kind: int) -> Any:
+        sock.sendall(data)
+        while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            self._buf += chunk
         return value
 
     # ---- commands ----------------------------------------------------------------------
@@ -150,17 +163,18 @@ class Client:
         priority: int | None = None,
     ) -> Result:  # fmt: skip
         """Enqueue a job and block until a worker completes or fails it."""
-        result: Result = self._call(p.run(id, name, ttr, wait_timeout, payload, priority), p.RESULT)
+        data = p.run(id, name, ttr, wait_timeout, payload, priority)
+        result: Result = self._call(data, p.RESULT, wait_ms=wait_timeout + ttr)  # TTR: leased
         return result
 
     def result(self, id: Bytesish, wait_timeout: int) -> Result:
         """A finished job's result, waiting up to `wait_timeout` ms for it."""
-        result: Result = self._call(p.result(id, wait_timeout), p.RESULT)
+        result: Result = self._call(p.result(id, wait_timeout), p.RESULT, wait_ms=wait_timeout)
         return result
 
     def lease(self, names: list[str] | str, wait_timeout: int) -> Job:
         """Lease the next job of any of `names`, waiting up to `wait_timeout` ms."""
-        job: Job = self._call(p.lease(names, wait_timeout), p.LEASE)
+        job: Job = self._call(p.lease(names, wait_timeout), p.LEASE, wait_ms=wait_timeout)
         return job
 
     def complete(self, id: Bytesish, result: Bytesish = b"") -> None:

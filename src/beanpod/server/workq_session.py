@@ -44,6 +44,12 @@ class WorkqSession(BatchSession):
         log.debug("workq conn %d closed", self.conn.id)
         forget_peer(self.app.events, self.conn.id)
 
+    def eof_received(self) -> bool | None:
+        """The client half-closed: a payload it cut short is refused, as the reference."""
+        if not self.parked and (cut := self.parser.at_eof()) is not None:
+            self._flush([cut.reply], False, self._mark())
+        return super().eof_received()
+
     def deliver(self, reply: bytes) -> None:
         """Answer the parked command; later buffered commands run on the next loop turn."""
         self.wait = None

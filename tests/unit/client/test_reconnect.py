@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from beanpod.client.qless_conn import Connection
 from beanpod.client.reconnect import Backoff
-from beanpod.client.workq import Client, ClientError
+from beanpod.client.workq import Client, ClientError, TimedOut
 from beanpod.client.workq_aio import AsyncClient
 from tests.support.workq_reference import free_port
 
@@ -100,3 +101,23 @@ def test_no_server_raises_once_the_backoff_gives_up() -> None:
         Client(("127.0.0.1", port), backoff=Backoff(first=0.001, maximum=0.01, give_up_after=0.1))
     with pytest.raises(ConnectionRefusedError):
         Connection("127.0.0.1", port, backoff=None)
+
+
+def test_a_blocking_call_may_outwait_the_socket_timeout() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer_late() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            time.sleep(0.5)  # past the client's 0.2 s timeout, well within the lease's wait
+            conn.sendall(b"-TIMEOUT\r\n")
+            conn.recv(65536)
+
+    threading.Thread(target=answer_late, daemon=True).start()
+    c = Client(("127.0.0.1", listener.getsockname()[1]), timeout=0.2, backoff=None)
+    with pytest.raises(TimedOut):
+        c.lease(["q"], 5000)
+    assert c.sock is not None and c.sock.gettimeout() == 0.2  # back to the client's own
+    c.close()
+    listener.close()

@@ -82,10 +82,14 @@ _INT64 = 2**63
 def atoi(raw: bytes) -> int | None:
     """Go's `strconv.Atoi`: an optional sign and decimal digits within int64, else None."""
     digits = raw[1:] if raw[:1] in (b"+", b"-") else raw
-    if not digits.isdigit() or not digits.isascii():
+    if not digits.isdigit():  # bytes: ASCII digits only
         return None
     value = int(raw)
     return value if -_INT64 <= value < _INT64 else None
+
+
+def _size_error(verb: bytes) -> str:
+    return w.INVALID_RESULT_SIZE if verb == w.FAIL else w.INVALID_PAYLOAD_SIZE
 
 
 def split_flags(fields: list[bytes]) -> tuple[list[bytes], dict[bytes, bytes]] | None:
@@ -176,11 +180,19 @@ class Parser:
         cmd = Command(fields[0], args[1:], flags, None)
         return self._payload_line(cmd, error) if has_payload else Rejected(error) if error else cmd
 
+    def at_eof(self) -> Rejected | None:
+        """The client half-closed. Like the reference, a payload (or its CRLF) cut short
+        is answered with the size error; a partial line is dropped without a reply."""
+        cmd = self._pending
+        if self._mode != BODY or cmd is None:
+            return None
+        self._close()
+        return Rejected(_size_error(cmd.verb))
+
     def _payload_line(self, cmd: Command, error: str | None) -> Parsed | None:
-        size_error = w.INVALID_RESULT_SIZE if cmd.verb == w.FAIL else w.INVALID_PAYLOAD_SIZE
         size = atoi(cmd.args[-1])
         if size is None or not 0 <= size <= w.MAX_PAYLOAD:
-            return Rejected(size_error)  # answered at once: nothing is read for it
+            return Rejected(_size_error(cmd.verb))  # answered at once: nothing is read
         self._need = size + 2
         self._mode = BODY
         self._pending = cmd
@@ -198,7 +210,7 @@ class Parser:
         self._pending = self._error = None
         assert cmd is not None
         if buf[end : end + 2] != b"\r\n":  # the reference reads the 2 bytes, then refuses
-            return Rejected(w.INVALID_RESULT_SIZE if cmd.verb == w.FAIL else w.INVALID_PAYLOAD_SIZE)
+            return Rejected(_size_error(cmd.verb))
         if error is not None:
             return Rejected(error)
         cmd.payload = bytes(buf[pos:end])
@@ -209,4 +221,5 @@ class Parser:
         self._mode = CLOSED
         self._buf.clear()
         self._pos = 0
+        self._pending = self._error = None
         return Rejected("", close=True)

@@ -191,3 +191,15 @@ def test_trailing_partial_command_is_held_back(
 def test_payload_bytes_survive_framing(body: bytes) -> None:
     [cmd] = parse_all(b"complete %s %d\r\n%s\r\n" % (U, len(body), body))
     assert isinstance(cmd, Command) and cmd.payload == body
+
+
+def test_a_payload_cut_short_by_eof_is_refused_and_a_partial_line_dropped() -> None:
+    for data, error in [(b"complete %s 3\r\nab" % U, w.INVALID_PAYLOAD_SIZE),
+                        (b"fail %s 3\r\nabc\r" % U, w.INVALID_RESULT_SIZE)]:  # fmt: skip
+        parser = Parser()
+        parser.feed(data)
+        assert parser.next_command() is None
+        assert parser.at_eof() == Rejected(error)
+    parser = Parser()
+    parser.feed(b"delete %s" % U)
+    assert parser.next_command() is None and parser.at_eof() is None
