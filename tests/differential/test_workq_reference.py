@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.workq_support import WorkqServer
 from tests.support.workq_reference import ReferenceWorkq, reference_binary
+from tests.support.workq_server import WorkqServer
 
 
 @pytest.fixture(scope="module")
