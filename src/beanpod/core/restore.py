@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import EXT_DECODERS, HELD_STATES, Job, JobExt, JobState
+from beanpod.core.job import EXT_DECODERS, Job, JobExt, JobState
 from beanpod.core.records import (
     DELETE,
     DELETE_FIXED,
@@ -118,8 +118,9 @@ class Restorer:
             shared.clear()
         job = Job(jid, tube, shared.setdefault(pri, pri), shared.setdefault(delay, delay),
                   shared.setdefault(ttr, ttr), p[body_at:], self.created)  # fmt: skip
-        job.state = _STATES[state]
-        job.deadline = deadline
+        if state:  # Job() made it ready, with no deadline
+            job.state = _STATES[state]
+            job.deadline = deadline
         if r or t or rel or b or k:
             job.counters = r | t << 32 | rel << 64 | b << 96 | k << 128
         job.file = file
@@ -191,8 +192,7 @@ class Restorer:
         engine = self.engine
         for jid, (kind, data) in self.ext.items():
             self.jobs[jid].ext = _decode_ext(kind, data)
-        for job in self.jobs.values():
-            _place(engine, job, now)
+        _place_all(engine, self.jobs.values(), now)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
@@ -225,18 +225,25 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     return decoder(data)
 
 
-def _place(engine: Engine, job: Job, now: int) -> None:
-    tube = job.tube
-    tube.jobs += 1
-    tube.refs += 1
-    state = job.state
-    if state in HELD_STATES:
-        pass  # an extension's state: it re-places the job itself
-    elif state is JobState.DELAYED:
-        engine.make_delayed(job, job.deadline)
-    elif state is JobState.BURIED:
-        engine.make_buried(job)
-    else:  # ready, and reserved (a restart ends every reservation)
-        if state is JobState.RESERVED and engine.events is not None:
-            engine.events.emit(now, "timeout", job.id, tube.name, None)
-        engine.make_ready(job, now)
+def _place_all(engine: Engine, jobs: Iterable[Job], now: int) -> None:
+    """Put each folded job in its queue (one loop, the engine's moves bound once)."""
+    make_ready, make_delayed = engine.make_ready, engine.make_delayed
+    make_buried = engine.make_buried
+    ready, reserved = JobState.READY, JobState.RESERVED
+    events = engine.events
+    for job in jobs:
+        tube = job.tube
+        tube.jobs += 1
+        tube.refs += 1
+        state = job.state
+        if state is ready:
+            make_ready(job, now)
+        elif state is JobState.DELAYED:
+            make_delayed(job, job.deadline)
+        elif state is JobState.BURIED:
+            make_buried(job)
+        elif state is reserved:  # a restart ends every reservation
+            if events is not None:
+                events.emit(now, "timeout", job.id, tube.name, None)
+            make_ready(job, now)
+        # else: an extension's held state (HELD_STATES); it re-places the job itself

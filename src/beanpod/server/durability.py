@@ -119,15 +119,17 @@ class Durability:
         paths = dict(reader.segments)
         feed = restorer.feed_payload
         count = 0
-        for index, offset, payload in reader.records(strict=True):
-            try:
-                feed(index, payload)
-            except RecordError as exc:
-                raise CorruptLog(paths[index], offset, str(exc)) from exc
-            count += 1
-            if not count % REPLAY_STEP:
-                progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
-                yield
+        for index, records in reader.segment_records(strict=True):
+            for offset, payload in records:
+                try:
+                    feed(index, payload)
+                except RecordError as exc:
+                    raise CorruptLog(paths[index], offset, str(exc)) from exc
+                count += 1
+                if not count % REPLAY_STEP:
+                    progress.update(len(reader.reports), reader.bytes_read, count,
+                                    len(restorer.jobs))  # fmt: skip
+                    yield
         progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
 
     def _start_writing(self, directory: Path, old: list[tuple[int, Path, int]],
@@ -140,9 +142,9 @@ class Durability:
             keep_unsynced=fsync_ms is not None,
         )  # fmt: skip
         writer.on_new_segment = self._watermark
-        for job in self.engine.jobs.values():
-            size = FRAME_SIZE + PUT_OVERHEAD + len(job.tube.name_bytes) + len(job.body)
-            self.ledger.add(job, job.file, size)
+        head = FRAME_SIZE + PUT_OVERHEAD
+        self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
+                             for job in self.engine.jobs.values())  # fmt: skip
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file

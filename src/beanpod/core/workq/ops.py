@@ -258,7 +258,7 @@ class Workq:
         """After the write-ahead log restored the engine's jobs: index Workq jobs, re-arm
         their TTL, and drop jobs of `run` commands (a run does not survive a restart)."""
         runs = []
-        for job in list(self.engine.jobs.values()):
+        for job in [job for job in self.engine.jobs.values() if job.ext is not None]:
             ext = workq_ext(job)
             if ext is None or self.index.get(ext.uuid) is job:
                 continue
