@@ -4,8 +4,8 @@ For each server (beanpod, beanstalkd 1.12), on a fresh directory: start with `-b
 put N jobs (pipelined), read RSS ("before"), stop it (kill -9 by default, or SIGTERM),
 start it again on the same directory and time from the spawn to the first reply to
 `stats` (and the CPU seconds the server used until then, a figure that a busy machine
-disturbs less than wall time), then read RSS ("after") and check `current-jobs-ready` is N. Repeats give
-ranges (each repeat restarts the same directory again). Example:
+disturbs less than wall time), then read RSS ("after") and check `current-jobs-ready`
+is N. Repeats give ranges (each repeat restarts the same directory again). Example:
 
     python -m bench.restart --jobs 1000000 --repeats 3
 """
