@@ -107,6 +107,7 @@ class Durability:
             self.lock.release()
             raise
         finally:
+            gc.freeze()  # the restored jobs are long-lived: no collection walks them
             if collecting:
                 gc.enable()
         self._start_writing(directory, old, first_index)
