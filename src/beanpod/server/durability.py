@@ -129,12 +129,11 @@ class Durability:
                     raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
                 count += done
                 left -= done
-                if left:
-                    break  # the segment's records are exhausted
                 progress.update(len(reader.reports), reader.bytes_read, count,
                                 len(restorer.jobs))  # fmt: skip
+                if left:
+                    break  # the segment's records are exhausted
                 yield
-        progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
 
     def _start_writing(self, directory: Path, old: list[tuple[int, Path, int]],
                        first_index: int) -> None:  # fmt: skip
