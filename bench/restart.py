@@ -3,8 +3,9 @@
 For each server (beanpod, beanstalkd 1.12), on a fresh directory: start with `-b DIR`,
 put N jobs (pipelined), read RSS ("before"), stop it (kill -9 by default, or SIGTERM),
 start it again on the same directory and time from the spawn to the first reply to
-`stats`, then read RSS ("after") and check `current-jobs-ready` is N. Repeats give
-ranges (each repeat restarts the same directory again). Example:
+`stats` (and the CPU seconds the server used until then, a figure that a busy machine
+disturbs less than wall time), then read RSS ("after") and check `current-jobs-ready`
+is N. Repeats give ranges (each repeat restarts the same directory again). Example:
 
     python -m bench.restart --jobs 1000000 --repeats 3
 """
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.servers import REPO, free_port, rss_bytes
+from bench.servers import REPO, cpu_seconds, free_port, rss_bytes
 from bench.wire import connect, recv_lines
 
 BATCH = 1000
@@ -36,6 +37,7 @@ class Figures:
     name: str
     rss_before: int = 0
     first_reply: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # server CPU seconds until that reply
     rss_after: list[int] = field(default_factory=list)
 
 
@@ -48,8 +50,11 @@ def beanstalkd_argv(port: int, wal: Path) -> list[str]:
     return ["beanstalkd", "-l", "127.0.0.1", "-p", str(port), "-b", str(wal)]
 
 
+SRC = [REPO / "src"]  # the beanpod tree measured (--src: another, e.g. before a change)
+
+
 def spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "PYTHONPATH": str(SRC[0]), "BEANPOD_HTTP": "off"}
     with log.open("ab") as out:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, env=env)  # fmt: skip
@@ -129,6 +134,7 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
         try:
             stats = first_reply(proc, port, 600)
             figures.first_reply.append(time.monotonic() - t0)
+            figures.cpu.append(cpu_seconds(proc.pid))
             figures.rss_after.append(rss_bytes(proc.pid))
             ready = int(stats.get("current-jobs-ready", "-1"))
             if ready != args.jobs:
@@ -147,7 +153,8 @@ def report(figures: Figures) -> str:
     mb = 1 << 20
     after = [r / mb for r in figures.rss_after]
     ratio = [r / figures.rss_before for r in figures.rss_after]
-    return (f"{figures.name:10s} first reply {_range(figures.first_reply, '%.2f')} s  "
+    return (f"{figures.name:10s} first reply {_range(figures.first_reply, '%.2f')} s "
+            f"(CPU {_range(figures.cpu, '%.2f')} s)  "
             f"RSS before {figures.rss_before / mb:.0f} MiB  after {_range(after, '%.0f')} MiB "
             f"({_range(ratio, '%.2f')}x)")  # fmt: skip
 
@@ -161,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
                         const=signal.SIGTERM, default=signal.SIGKILL,
                         help="stop with SIGTERM (clean shutdown) instead of kill -9")  # fmt: skip
     parser.add_argument("--only", choices=("beanpod", "beanstalkd"))
+    parser.add_argument("--src", type=Path, help="measure the beanpod tree at SRC (its src/)")
     args = parser.parse_args(argv)
+    if args.src is not None:
+        SRC[0] = args.src.resolve()
     workdir = Path(tempfile.mkdtemp(prefix="bench-restart-"))
     servers = {"beanpod": beanpod_argv, "beanstalkd": beanstalkd_argv}
     try:

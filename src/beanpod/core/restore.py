@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
     EXT_DECODERS,
-    HELD_STATES,
     Job,
     JobExt,
     JobState,
@@ -43,11 +42,21 @@ from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
+_STATE_COUNT = len(_STATES)
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
 _unpack_put = PUT_FIXED.unpack_from
 _PUT_SIZE = PUT_FIXED.size
 _unpack_delete = DELETE_FIXED.unpack
 _DELETE_SIZE = DELETE_FIXED.size
+
+
+class BadRecord(Exception):
+    """A record at `offset` of its segment that does not decode (`Restorer.fold`)."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.offset = offset
+        self.reason = reason
 
 
 class RestoreError(Exception):
@@ -93,56 +102,66 @@ class Restorer:
         self.shared: dict[int, int] = {}
         self.created = 0
 
-    def feed_payload(self, file: int, payload: bytes) -> None:
-        """One raw record. Puts and deletes (nearly all of a log) are decoded in place,
-        without an intermediate record; anything else, or anything malformed, goes
-        through `decode` (which raises RecordError with its reason)."""
-        kind = payload[0]
-        if kind == PUT:
-            if not self._put_payload(file, payload):
-                self.feed(file, decode(payload))
-        elif kind == DELETE and len(payload) == _DELETE_SIZE:
-            jid = _unpack_delete(payload)[1]
-            self.jobs.pop(jid, None)
-            if self.ext:
-                self.ext.pop(jid, None)
-        else:
-            self.feed(file, decode(payload))
+    def fold(self, file: int, records: Iterable[tuple[int, bytes]]) -> int:
+        """Fold raw (offset, payload) records of segment `file`; return how many.
 
-    def _put_payload(self, file: int, p: bytes) -> bool:
-        """A put decoded straight into its Job; False if the payload is not well formed."""
-        if len(p) < _PUT_SIZE:
-            return False
-        (_, jid, pri, delay, ttr, created, deadline, state, r, t, rel, b, k,
-         kind, name_len, ext_len) = _unpack_put(p)  # fmt: skip
-        name_end = _PUT_SIZE + name_len
-        body_at = name_end + ext_len
-        tube = self.tubes_by_bytes.get(p[_PUT_SIZE:name_end])
-        if tube is None or body_at > len(p) or state >= len(_STATES):
-            return False  # a new tube name (or damage): the slow path checks it
-        shared = self.shared
-        if created != self.created:
-            self.created = created
-        if len(shared) >= MAX_SHARED:
-            shared.clear()
-        job = Job(jid, tube, shared.setdefault(pri, pri), shared.setdefault(delay, delay),
-                  shared.setdefault(ttr, ttr), p[body_at:], self.created)  # fmt: skip
-        fold_logged_state(job, _STATES[state])
-        job.deadline = deadline
-        if r or t or rel or b or k:
-            job.counters = r | t << 32 | rel << 64 | b << 96 | k << 128
-        job.file = file
-        jobs = self.jobs
-        if jid in jobs:
-            del jobs[jid]  # a migrated copy: it moves to the end (its latest record)
-        jobs[jid] = job
-        if kind:
-            self.ext[jid] = (kind, p[name_end:body_at])
-        elif self.ext:
-            self.ext.pop(jid, None)
-        if jid >= self.next_id:
-            self.next_id = jid + 1
-        return True
+        The replay's inner loop, so it is one function with its lookups bound once: puts
+        and deletes (nearly all of a log) are decoded in place, straight into their Job;
+        anything else, or anything malformed, goes through `decode` and `feed`. A record
+        that cannot be decoded raises BadRecord with its offset."""
+        jobs, tubes, shared, ext = self.jobs, self.tubes_by_bytes, self.shared, self.ext
+        created_last, next_id, count, offset = self.created, self.next_id, 0, 0
+        try:
+            for offset, p in records:  # noqa: B007 - the except clause reports it
+                count += 1
+                kind = p[0]
+                if kind == DELETE and len(p) == _DELETE_SIZE:
+                    jid = _unpack_delete(p)[1]
+                    jobs.pop(jid, None)
+                    if ext:
+                        ext.pop(jid, None)
+                    continue
+                if kind != PUT or len(p) < _PUT_SIZE:
+                    self.next_id = next_id
+                    self.feed(file, decode(p))
+                    next_id = self.next_id
+                    continue
+                (_, jid, pri, delay, ttr, created, deadline, state, r, t, rel, b, k,
+                 ext_kind, name_len, ext_len) = _unpack_put(p)  # fmt: skip
+                name_end = _PUT_SIZE + name_len
+                body_at = name_end + ext_len
+                tube = tubes.get(p[_PUT_SIZE:name_end])
+                if tube is None or body_at > len(p) or state >= _STATE_COUNT:
+                    self.next_id = next_id  # a new tube name (or damage): checked there
+                    self.feed(file, decode(p))
+                    next_id = self.next_id
+                    continue
+                if created != created_last:
+                    created_last = created
+                if len(shared) >= MAX_SHARED:
+                    shared.clear()
+                job = Job(jid, tube, shared.setdefault(pri, pri), shared.setdefault(delay, delay),
+                          shared.setdefault(ttr, ttr), p[body_at:], created_last)  # fmt: skip
+                fold_logged_state(job, _STATES[state])
+                if state:  # not ready: its deadline matters
+                    job.deadline = deadline
+                if r or t or rel or b or k:
+                    job.counters = r | t << 32 | rel << 64 | b << 96 | k << 128
+                job.file = file
+                if jid in jobs:
+                    del jobs[jid]  # a migrated copy: it moves to the end (its latest record)
+                jobs[jid] = job
+                if ext_kind:
+                    ext[jid] = (ext_kind, p[name_end:body_at])
+                elif ext:
+                    ext.pop(jid, None)
+                if jid >= next_id:
+                    next_id = jid + 1
+        except RecordError as exc:
+            raise BadRecord(offset, str(exc)) from exc
+        finally:
+            self.created, self.next_id = created_last, next_id
+        return count
 
     def feed(self, file: int, rec: Record) -> None:
         if isinstance(rec, PutRecord):
@@ -200,9 +219,7 @@ class Restorer:
         engine = self.engine
         for jid, (kind, data) in self.ext.items():
             self.jobs[jid].ext = _decode_ext(kind, data)
-        with restarting():
-            for job in self.jobs.values():
-                _place(engine, job, now)
+        _place_all(engine, self.jobs.values(), now)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
@@ -235,18 +252,28 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     return decoder(data)
 
 
-def _place(engine: Engine, job: Job, now: int) -> None:
-    tube = job.tube
-    tube.jobs += 1
-    tube.refs += 1
-    state = job.state
-    if state in HELD_STATES:
-        move(job, state)  # an extension's state: it re-places the job itself
-    elif state is JobState.DELAYED:
-        engine.make_delayed(job, job.deadline)
-    elif state is JobState.BURIED:
-        engine.make_buried(job)
-    else:  # ready, and reserved (a restart ends every reservation)
-        if state is JobState.RESERVED and engine.events is not None:
-            engine.events.emit(now, "timeout", job.id, tube.name, None)
-        engine.make_ready(job, now)
+def _place_all(engine: Engine, jobs: Iterable[Job], now: int) -> None:
+    """Put each folded job in its queue (one loop, the engine's moves bound once). The
+    moves are made `restarting()`: the state table lets a job re-enter its logged state."""
+    make_ready, make_delayed = engine.make_ready, engine.make_delayed
+    make_buried = engine.make_buried
+    ready, reserved = JobState.READY, JobState.RESERVED
+    events = engine.events
+    with restarting():
+        for job in jobs:
+            tube = job.tube
+            tube.jobs += 1
+            tube.refs += 1
+            state = job.state
+            if state is ready:
+                make_ready(job, now)
+            elif state is JobState.DELAYED:
+                make_delayed(job, job.deadline)
+            elif state is JobState.BURIED:
+                make_buried(job)
+            elif state is reserved:  # a restart ends every reservation
+                if events is not None:
+                    events.emit(now, "timeout", job.id, tube.name, None)
+                make_ready(job, now)
+            else:  # an extension's held state (HELD_STATES): it re-places the job itself
+                move(job, state)

@@ -14,6 +14,7 @@ import logging
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from beanpod.core.engine import Engine
@@ -21,7 +22,6 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.records import (
     DELETE_SIZE,
     PUT_OVERHEAD,
-    RecordError,
     encode_delete,
     encode_next_id,
     encode_pause,
@@ -29,7 +29,7 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import Restored, Restorer
+from beanpod.core.restore import BadRecord, Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
@@ -107,6 +107,7 @@ class Durability:
             self.lock.release()
             raise
         finally:
+            gc.freeze()  # the restored jobs are long-lived: no collection walks them
             if collecting:
                 gc.enable()
         self._start_writing(directory, old, first_index)
@@ -117,18 +118,22 @@ class Durability:
         progress = self.progress
         progress.begin(len(reader.segments), reader.bytes_total)
         paths = dict(reader.segments)
-        feed = restorer.feed_payload
-        count = 0
-        for index, offset, payload in reader.records(strict=True):
-            try:
-                feed(index, payload)
-            except RecordError as exc:
-                raise CorruptLog(paths[index], offset, str(exc)) from exc
-            count += 1
-            if not count % REPLAY_STEP:
-                progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
+        count = left = 0  # records folded; records until the next loop turn
+        for index, records in reader.segment_records(strict=True):
+            while True:  # REPLAY_STEP records at a time across segments, then the loop runs
+                if not left:
+                    left = REPLAY_STEP
+                try:
+                    done = restorer.fold(index, islice(records, left))
+                except BadRecord as exc:
+                    raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
+                count += done
+                left -= done
+                progress.update(len(reader.reports), reader.bytes_read, count,
+                                len(restorer.jobs))  # fmt: skip
+                if left:
+                    break  # the segment's records are exhausted
                 yield
-        progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
 
     def _start_writing(self, directory: Path, old: list[tuple[int, Path, int]],
                        first_index: int) -> None:  # fmt: skip
@@ -140,9 +145,9 @@ class Durability:
             keep_unsynced=fsync_ms is not None,
         )  # fmt: skip
         writer.on_new_segment = self._watermark
-        for job in self.engine.jobs.values():
-            size = FRAME_SIZE + PUT_OVERHEAD + len(job.tube.name_bytes) + len(job.body)
-            self.ledger.add(job, job.file, size)
+        head = FRAME_SIZE + PUT_OVERHEAD
+        self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
+                             for job in self.engine.jobs.values())  # fmt: skip
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file

@@ -14,7 +14,7 @@ therefore stays near `2 * live + 3 * segment size` under any churn.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from itertools import islice
 
 MIN_BUDGET = 256 * 1024  # bytes migrated per flush at least, when compaction is due
@@ -47,6 +47,18 @@ class Ledger:
             items = self.by_segment[segment] = {}
         items[item] = size
         self.live_bytes += size
+
+    def add_many(self, entries: Iterable[tuple[Hashable, int, int]]) -> None:
+        """`add` for each (item, segment, size), in one loop (start-up: every live job)."""
+        by_segment, live, last = self.by_segment, 0, None
+        items: dict[Hashable, int] = {}
+        for item, segment, size in entries:
+            if segment != last:
+                last = segment
+                items = by_segment.setdefault(segment, {})
+            items[item] = size
+            live += size
+        self.live_bytes += live
 
     def remove(self, item: Hashable, segment: int) -> None:
         items = self.by_segment.get(segment)

@@ -159,6 +159,20 @@ class LogReader:
         holding = [i for i, p in self.segments if _holds_records(p)]
         self.last_with_records = holding[-1] if holding else -1
 
+    def segment_records(
+        self, strict: bool = True
+    ) -> Iterator[tuple[int, Iterator[tuple[int, bytes]]]]:
+        """`records`, one segment at a time: (segment index, its (offset, payload)
+        iterator), which the caller exhausts before asking for the next segment."""
+        for index, path in self.segments:
+            report, records = scan_segment(index, path)
+            self.reports.append(report)
+            self.bytes_read += report.size
+            yield index, records
+            self._classify(report)
+            if strict:
+                self._check(report)
+
     def records(self, strict: bool = True) -> Iterator[tuple[int, int, bytes]]:
         """(segment index, offset, payload) of every valid record, in log order.
 
@@ -166,15 +180,9 @@ class LogReader:
         segment's readable records are out (a caller that gets CorruptLog throws away
         what it built). Otherwise skip damaged regions and keep going (verify, dump,
         salvage)."""
-        for index, path in self.segments:
-            report, records = scan_segment(index, path)
-            self.reports.append(report)
-            self.bytes_read += report.size
+        for index, records in self.segment_records(strict):
             for offset, payload in records:
                 yield index, offset, payload
-            self._classify(report)
-            if strict:
-                self._check(report)
 
     def _classify(self, report: SegmentReport) -> None:
         is_tail = report.index >= self.last_with_records

@@ -26,7 +26,7 @@ def reattach(q: Qless, now: int) -> int:
     """Index every qless job and template the engine holds; return how many."""
     _states(q)
     found = 0
-    jobs = list(q.engine.jobs.values())
+    jobs = [job for job in q.engine.jobs.values() if job.ext is not None]  # one fast pass
     for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
         ext = job.ext
         if isinstance(ext, QlessExt) and ext.order >= q.engine.next_id:

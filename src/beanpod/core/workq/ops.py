@@ -286,7 +286,7 @@ class Workq:
         if journal is not None:
             self.queues.update(k[len(QUEUE_STATE) :] for k in journal.states(QUEUE_STATE))
         runs = []
-        for job in list(self.engine.jobs.values()):
+        for job in [job for job in self.engine.jobs.values() if job.ext is not None]:
             ext = workq_ext(job)
             if ext is None or self.index.get(ext.uuid) is job:
                 continue
