@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import Job
+from beanpod.core.job import READY, Job, move
 from beanpod.core.records import encode_delete, encode_next_id, encode_put
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage.framing import HEADER_SIZE, encode_header, frame
@@ -28,7 +28,9 @@ def segment(directory: Path, index: int, payloads: list[bytes]) -> list[int]:
 
 
 def job(engine: Engine, job_id: int, tube: str, pri: int, body: bytes) -> Job:
-    return Job(job_id, engine.tube(tube), pri, 0, 5000, body, 1_700_000_000_000)
+    made = Job(job_id, engine.tube(tube), pri, 0, 5000, body, 1_700_000_000_000)
+    move(made, READY)  # as a put makes it
+    return made
 
 
 async def restart(directory: Path) -> Engine:
