@@ -53,6 +53,7 @@ class BeanpodCollector(Collector):
         timings = query.timings(self.ctx.engine)
         if timings is None:
             return
+        timings.fold()
         yield _histogram(
             "beanpod_job_wait_seconds", "Time from put to first reserve, per tube.", timings.waits
         )

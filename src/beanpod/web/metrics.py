@@ -4,7 +4,8 @@ scrape time (nothing is counted per command for it beyond what the server keeps)
 from __future__ import annotations
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.process_collector import ProcessCollector
 
 from beanpod.web.collector import BeanpodCollector
@@ -22,7 +23,8 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
     registry = build_registry(ctx)
 
     async def scrape(request: web.Request) -> web.Response:
-        body = generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        # Text format 0.0.4 by default; OpenMetrics when the scraper asks for it.
+        encode, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encode(registry), headers={"Content-Type": content_type})
 
     app.router.add_get("/metrics", scrape)
