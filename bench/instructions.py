@@ -44,6 +44,7 @@ async def _work(kind: str, batches: int, fill: int) -> None:
     """The measured workload (run under cachegrind)."""
     from beanpod.server import gc_policy
     from beanpod.server.app import App
+
     try:
         from beanpod.server.beanstalkd_session import BeanstalkdSession
     except ImportError:  # --src of a tree from before the rename
