@@ -13,14 +13,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from beanpod.core.job import STATE_NAMES, Job, JobState
+from beanpod.core.timings import BOUNDS_MS, OTHER
+from beanpod.core.timings import Histogram as Histogram  # re-exported for web/
+from beanpod.core.timings import JobTimings as JobTimings
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
     from beanpod.core.qless import Qless
-    from beanpod.core.timings import JobTimings
     from beanpod.core.tube import Tube
 
 QUEUED_STATES = ("ready", "delayed", "reserved", "buried")  # the beanstalkd states
+# The job wait/run histograms (core/timings.py), for /metrics.
+TIMING_BOUNDS_MS = BOUNDS_MS  # bucket upper bounds
+OTHER_TUBE = OTHER  # the label of tubes past the cardinality limit
 
 
 @dataclass(frozen=True)

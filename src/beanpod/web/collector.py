@@ -13,13 +13,12 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from beanpod.core import query
-from beanpod.core.timings import BOUNDS_MS, OTHER, Histogram
 from beanpod.web.context import HistogramSnapshot, WebContext
 from beanpod.web.families import AnyFamily, Family, HistogramFamily, to_client_family
 from beanpod.web.tube_metrics import TubeFamilies
 
 MS = 1000.0
-SECONDS_BOUNDS = tuple(bound / MS for bound in BOUNDS_MS)
+SECONDS_BOUNDS = tuple(bound / MS for bound in query.TIMING_BOUNDS_MS)
 
 
 class BeanpodCollector(Collector):
@@ -46,7 +45,7 @@ def _tubes(ctx: WebContext) -> list[AnyFamily]:
     limit = ctx.settings.metrics_max_tubes
     for index, view in enumerate(query.tube_views(ctx.engine, ctx.now())):
         depends, recur = (0, 0) if ctx.qless is None else query.qless_held(ctx.qless, view.name)
-        tubes.add(view, view.name if index < limit else OTHER, depends, recur)
+        tubes.add(view, view.name if index < limit else query.OTHER_TUBE, depends, recur)
     return tubes.families()
 
 
@@ -63,7 +62,7 @@ def _timings(ctx: WebContext) -> list[AnyFamily]:
     ]  # fmt: skip
 
 
-def _histogram(name: str, doc: str, hists: dict[str, Histogram]) -> HistogramFamily:
+def _histogram(name: str, doc: str, hists: dict[str, query.Histogram]) -> HistogramFamily:
     family = HistogramFamily(name, doc, SECONDS_BOUNDS, ("tube",))
     for tube, hist in hists.items():
         counts = hist.cumulative()
