@@ -93,7 +93,7 @@ def middleware(guard: Guard) -> Middleware:
         if not guard.authenticate(request):
             guard.check_csrf(request)
         response = await handler(request)
-        if request.cookies.get(CSRF_COOKIE) != guard.csrf:
+        if request.cookies.get(CSRF_COOKIE) != guard.csrf and not response.prepared:
             response.set_cookie(CSRF_COOKIE, guard.csrf, samesite="Strict", path="/")
         return response
 
