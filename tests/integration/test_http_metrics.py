@@ -169,3 +169,30 @@ def test_promtool_accepts_the_exposition(http: HttpServer) -> None:
                          timeout=60)  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout + out.stderr == b""  # no lint warnings either
+
+
+def test_pending_job_times_are_binned_without_a_scrape() -> None:
+    """The listener's timer folds the engine's pending times about once a second, so they
+    never pile up between scrapes."""
+    from tests.support.servers import InProcessServer
+
+    server = InProcessServer(http=("127.0.0.1", 0)).start()
+    try:
+        client = RawClient(server.connect())
+        assert client.cmd(b"put 0 0 60 1\r\nx\r\n") == b"INSERTED 1\r\n"
+        assert client.cmd(b"reserve\r\n").startswith(b"RESERVED 1 ")
+        assert client.cmd(b"delete 1\r\n") == b"DELETED\r\n"
+        client.sock.close()
+        app = server.app
+        assert app is not None and app.engine.timings is not None
+        waits = app.engine.timings.waits["default"]
+
+        def binned() -> tuple[int, int]:
+            return len(waits.pending), waits.cumulative()[-1]
+
+        deadline = time.monotonic() + 10
+        while server.call(binned) != (0, 1):
+            assert time.monotonic() < deadline, server.call(binned)
+            time.sleep(0.05)
+    finally:
+        server.stop()
