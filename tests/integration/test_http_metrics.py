@@ -196,3 +196,27 @@ def test_pending_job_times_are_binned_without_a_scrape() -> None:
             time.sleep(0.05)
     finally:
         server.stop()
+
+
+def test_qless_held_states_have_their_own_series() -> None:
+    from beanpod.client.qless import Client
+
+    http = HttpServer().start()
+    try:
+        with Client(port=http.server.port, worker_name="w1") as qless:
+            queue = qless.queues["q"]
+            first = queue.put("K", {})
+            queue.put("K", {}, depends=[first])
+            queue.recur("K", {}, interval=3600, offset=3600)
+            queue.put("K", {}, jid="done-soon", priority=100)
+            [job] = queue.pop()
+            assert job.jid == "done-soon" and job.complete() == "complete"
+        samples = scrape(http)
+    finally:
+        http.stop()
+    states = {
+        dict(labels)["state"]: value
+        for (name, labels), value in samples.items()
+        if name == "beanpod_jobs" and dict(labels)["tube"] == "q" and value
+    }
+    assert states == {"ready": 1, "depends": 1, "recur": 1, "complete": 1}
