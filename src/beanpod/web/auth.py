@@ -27,7 +27,6 @@ CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
-CSRF_KEY = "beanpod.csrf"
 
 
 class Guard:
@@ -62,7 +61,7 @@ class Guard:
         raise ApiError(401, "missing or wrong token", {"WWW-Authenticate": "Bearer"})
 
     def check_host(self, request: web.Request) -> None:
-        if self.token is None and not is_loopback(request.host.rsplit(":", 1)[0]):
+        if self.token is None and not is_loopback(_host_name(request.host)):
             raise ApiError(403, f"Host {request.host!r} is not a loopback name")
 
     def check_csrf(self, request: web.Request) -> None:
@@ -93,9 +92,8 @@ def middleware(guard: Guard) -> Middleware:
         guard.check_host(request)
         if not guard.authenticate(request):
             guard.check_csrf(request)
-        request[CSRF_KEY] = guard.csrf
         response = await handler(request)
-        if request.cookies.get(CSRF_COOKIE) != guard.csrf:
+        if request.cookies.get(CSRF_COOKIE) != guard.csrf and not response.prepared:
             response.set_cookie(CSRF_COOKIE, guard.csrf, samesite="Strict", path="/")
         return response
 
@@ -104,8 +102,7 @@ def middleware(guard: Guard) -> Middleware:
 
 def csrf_token(request: web.Request) -> str:
     """The value a page must echo in the X-CSRF-Token header of its mutating requests."""
-    token: str = request[CSRF_KEY]
-    return token
+    return request.app[GUARD_KEY].csrf
 
 
 def is_loopback(host: str) -> bool:
@@ -116,6 +113,14 @@ def is_loopback(host: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header (`[::1]:80` -> `::1`); "" when it cannot be parsed."""
+    try:
+        return urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _derive(token: str, purpose: str) -> str:
