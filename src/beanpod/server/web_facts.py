@@ -59,7 +59,10 @@ class AppFacts:
         return {"beanstalkd": self.app.engine.counts.total_connections}
 
     def connections_rejected(self) -> int | None:
-        return None  # no limit refuses connections yet
+        """Closed at accept (allow-list, --max-connections) or at a failed TLS handshake."""
+        edge = self.app.edge
+        failed = edge.tls.failed_handshakes if edge.tls is not None else 0
+        return edge.gate.refused + failed
 
     def events_dropped(self) -> int | None:
         events = self.app.events
