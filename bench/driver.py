@@ -9,7 +9,7 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--servers",
         default="beanpod,beanstalkd",
         help="A,B: which implementations to compare (beanpod|beanstalkd|beanpod@DIR: the "
-        "beanpod whose source tree is DIR, for before/after runs); 'beanstalkd,beanstalkd' "
-        "is the harness dry run",
+        "beanpod whose source tree is DIR, for before/after runs|beanpod+http: with its HTTP "
+        "listener on); 'beanstalkd,beanstalkd' is the harness dry run",
     )
     p.add_argument(
         "--beanpod-cmd",
@@ -77,7 +77,10 @@ def _kind(name: str, args: argparse.Namespace) -> ServerKind:
         return ServerKind.beanpod(python=sys.executable)
     if name.startswith("beanpod@"):  # another checkout's src/, e.g. the commit before a change
         return ServerKind.beanpod(python=sys.executable, src=name.partition("@")[2])
-    raise SystemExit(f"unknown server {name!r} (beanpod|beanstalkd|beanpod@SRC_DIR)")
+    if name == "beanpod+http":  # the HTTP listener on (its default), nobody looking
+        kind = ServerKind.beanpod(python=sys.executable)
+        return replace(kind, env={**kind.env, "BEANPOD_HTTP": "127.0.0.1:0"})
+    raise SystemExit(f"unknown server {name!r} (beanpod|beanpod+http|beanstalkd|beanpod@DIR)")
 
 
 def _labels(a: str, b: str) -> tuple[str, str]:
