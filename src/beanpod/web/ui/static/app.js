@@ -77,7 +77,7 @@ function cell(key, value, extra) {
 }
 
 const NUMERIC = new Set(["Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
-  "Waiting", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
+  "Waiting", "Held", "Oldest ready", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
   "Failed jobs", "Parquet files", "Bytes"]);
 
 function table(headers, rows, empty) {
@@ -152,7 +152,8 @@ async function overview() {
   const rows = tubes.tubes.map(t => h("tr", {},
     h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
     ...STATES.map(s => cell(`t:${t.name}:${s}`, t[s], s === "buried" && t.buried ? "alert" : "")),
-    cell(`t:${t.name}:urgent`, t.urgent), cell(`t:${t.name}:total`, t.total_jobs),
+    cell(`t:${t.name}:held`, t.held), cell(`t:${t.name}:urgent`, t.urgent),
+    h("td", { class: "num" }, t.head_age_ms ? ms(t.head_age_ms) : ""), cell(`t:${t.name}:total`, t.total_jobs),
     cell(`t:${t.name}:watching`, t.watching), cell(`t:${t.name}:waiting`, t.waiting),
     h("td", {}, t.paused ? `paused, ${ms(t.pause_left_ms)} left` : "")));
   const canvas = h("canvas", { width: 1200, height: 220, id: "chart" });
@@ -168,11 +169,14 @@ async function overview() {
     h("h2", {}, "Throughput, last hour"),
     h("div", { class: "legend muted" },
       ...SERIES.map(([name, color]) => h("span", {}, h("i", { style: `background:${color}` }), `${name} / s`)),
-      h("span", {}, `one point every ${tp.interval_s} s`)),
+      h("span", {}, `one point every ${tp.interval_s} s; puts from every dialect, reserves and deletes are beanstalkd commands`)),
     canvas,
     h("h2", {}, `Tubes (${tubes.tubes.length})`),
-    table(["Tube", "Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
-           "Waiting", "Paused"], rows, "No tubes."));
+    table(["Tube", "Ready", "Reserved", "Delayed", "Buried", "Held", "Urgent", "Oldest ready",
+           "Total put", "Watching", "Waiting", "Paused"], rows, "No tubes."),
+    h("p", { class: "muted" }, "Held: qless jobs waiting on dependencies, completed jobs kept for "
+      + "their history, recurring templates and finished Workq jobs. Oldest ready: how long the "
+      + "job a reserve would get next has waited."));
   drawChart(canvas, tp);
 }
 
@@ -445,6 +449,7 @@ async function render(fresh) {
   document.querySelectorAll("nav a").forEach(a => a.classList.toggle("active", a.dataset.page === route[2]));
   if (document.activeElement && document.activeElement.tagName === "INPUT" && !fresh) return; // typing
   try {
+    header();
     await route[1](hash.match(route[0]));
     document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
@@ -467,6 +472,5 @@ function schedule() {
 }
 
 window.addEventListener("hashchange", () => { rateBase = null; render(true); });
-header();
 render(true);
 schedule();
