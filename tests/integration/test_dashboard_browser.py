@@ -123,3 +123,24 @@ def test_bulk_kick_asks_for_confirmation(http: HttpServer, browser: Any) -> None
         wait_for(browser, "#flash", "Kick: 4 jobs")
         assert c.stats_tube("emails")["current-jobs-buried"] == 0
         assert severe(browser) == []
+
+
+def test_with_a_token_the_dashboard_signs_in_and_acts(tmp_path: Path, browser: Any) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    http = HttpServer(["--http-token", str(token)]).start()
+    try:
+        with client(http, "jobs") as c:
+            c.put("x")
+            job = c.reserve(timeout=5)
+            c.bury(job)
+            browser.get(f"http://127.0.0.1:{http.port}/#/tube/jobs")
+            wait_for(browser, "input[name=token]").send_keys("s3cret-token")
+            browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+            wait_for(browser, "#updated", "updated")
+            browser.get(f"http://127.0.0.1:{http.port}/#/tube/jobs")
+            wait_for(browser, f"button[data-kick='{job.id}']").click()  # a CSRF-checked POST
+            wait_for(browser, "#flash", f"Job {job.id} kicked")
+            assert c.stats_job(job.id)["state"] == "ready"
+    finally:
+        http.stop()

@@ -217,11 +217,11 @@ function drawChart(canvas, tp) {
   ctx.fillText(new Date(t0 * 1000).toLocaleTimeString(), L, H - 6);
   ctx.fillText(new Date(t1 * 1000).toLocaleTimeString(), W - 80, H - 6);
   SERIES.forEach(([, color], i) => {
-    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath();
+    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.setLineDash(i === 2 ? [6, 4] : []); ctx.beginPath();
     pts.forEach((p, k) => (k ? ctx.lineTo : ctx.moveTo).call(ctx, x(p[0]), y(p[i + 1])));
     ctx.stroke();
   });
-  ctx.lineWidth = 1;
+  ctx.lineWidth = 1; ctx.setLineDash([]);
 }
 
 const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null] };
