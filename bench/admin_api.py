@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import threading
@@ -121,7 +122,8 @@ def run(jobs: int, wal: bool) -> None:
         started = time.perf_counter()
         bury_many(server.port, jobs)
         print(f"buried {jobs:,} jobs in {time.perf_counter() - started:.1f} s"
-              f" ({'WAL on, -f 50' if wal else 'in memory'})")  # fmt: skip
+              f" ({'WAL on, -f 50' if wal else 'in memory'});"
+              f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
         base = f"/api/v1/tubes/{TUBE}/jobs?state=buried&limit=100"
         middle = request(http_port, "GET", f"{base}&limit=1000")["next_cursor"]
         pages = {

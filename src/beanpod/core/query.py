@@ -223,13 +223,15 @@ def job_page(
     engine: Engine, flt: JobFilter, now: int, after: int | None, newest: bool, size: int
 ) -> tuple[list[JobView], int | None]:
     """One page of `size` matching jobs by id (oldest or newest first) after the id
-    `after`; and the cursor of the next page (None on the last)."""
-    jobs = _matching(engine, flt, newest)
+    `after`; and the cursor of the next page (None on the last). One pass over the
+    tube's jobs in that state, picking among plain ids (no key function: C speed)."""
+    jobs = jobs_of(engine, flt.tube, flt.state, newest)
+    needle = flt.contains
+    ids = [j.id for j in jobs if needle in j.body] if needle else [j.id for j in jobs]
     if after is not None:
-        jobs = (j for j in jobs if j.id < after) if newest else (j for j in jobs if j.id > after)
-    pick = heapq.nlargest if newest else heapq.nsmallest
-    found = pick(size + 1, jobs, key=_job_id)
-    page = [_job_view(job, now) for job in found[:size]]
+        ids = [i for i in ids if i < after] if newest else [i for i in ids if i > after]
+    found = (heapq.nlargest if newest else heapq.nsmallest)(size + 1, ids)
+    page = [_job_view(engine.jobs[i], now) for i in found[:size]]
     return page, (page[-1].id if len(found) > size else None)
 
 
