@@ -5,6 +5,9 @@ confirmation, bad input (never a change), and kill -9 after an acknowledged acti
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -210,3 +213,74 @@ def test_qless_views_and_retry_of_a_failure_group(http: HttpServer) -> None:
         assert done["done"] == 2
         assert q.jobs.failed() == {}
         assert sorted(j.jid for j in queue.peek(9) if j.klass == "app.Send") == sorted(jids)
+
+
+def test_bulk_move_and_the_event_log_records_api_actions(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    http = HttpServer(["--events", str(events)]).start()
+    try:
+        with client(http) as c:
+            a, b = bury_some(c, [b"one", b"two"])
+            c.put(b"three")
+            post(http, f"/api/v1/jobs/{a}/kick")
+            dry = post(http, "/api/v1/tubes/work/move", {"state": "ready", "to": "elsewhere"})
+            assert dry.json()["count"] == 2
+            token = dry.json()["confirm"]
+            moved = post(http, "/api/v1/tubes/work/move",
+                         {"state": "ready", "to": "elsewhere", "confirm": token})  # fmt: skip
+            assert moved.json()["done"] == 2
+            assert c.stats_tube("elsewhere")["current-jobs-ready"] == 2
+            assert c.stats_tube("work")["current-jobs-ready"] == 0
+            post(http, "/api/v1/tubes/work/pause", {"seconds": 5})
+    finally:
+        http.stop()  # a clean stop writes the buffered events
+    lines = [json.loads(line) for path in sorted(events.glob("date=*/*.jsonl"))
+             for line in path.read_text().splitlines()]  # fmt: skip
+    kick = [e for e in lines if e["event"] == "kick"]
+    assert [(e["job"], e["from"], e["conn"]) for e in kick] == [(a, "buried", None)]
+    deleted = {e["job"] for e in lines if e["event"] == "delete"}
+    assert a in deleted and b not in deleted  # moved: a copy put, the original deleted
+    assert sum(e["event"] == "put" and e["queue"] == "elsewhere" for e in lines) == 2
+    assert any(e["event"] == "pause" and e["queue"] == "work" for e in lines)
+
+
+def test_a_bulk_kick_lets_other_connections_in(http: HttpServer) -> None:
+    """While 30,000 jobs are kicked, another connection's commands are answered (the
+    kick runs in slices across loop turns, not in one go)."""
+    with socket.create_connection(("127.0.0.1", http.server.port)) as sock:
+        sock.sendall(b"use work\r\n" + b"put 0 0 60 1\r\nx\r\n" * 30_000)
+        _read_lines(sock, 30_001)
+        sock.sendall(
+            b"".join(b"reserve-job %d\r\nbury %d 0\r\n" % (i, i) for i in range(1, 30_001))
+        )
+        _read_lines(sock, 60_000)
+    dry = post(http, "/api/v1/tubes/work/kick").json()
+    answered = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with socket.create_connection(("127.0.0.1", http.server.port)) as probe_sock:
+            while not stop.is_set():
+                probe_sock.sendall(b"list-tube-used\r\n")
+                _read_lines(probe_sock, 1)
+                answered.append(time.monotonic())
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    while not answered:
+        time.sleep(0.001)
+    started = time.monotonic()
+    done = post(http, "/api/v1/tubes/work/kick", {"confirm": dry["confirm"]}).json()
+    ended = time.monotonic()
+    stop.set()
+    thread.join(timeout=5)
+    assert done["done"] == 30_000
+    assert sum(started < t < ended for t in answered) >= 2
+
+
+def _read_lines(sock: socket.socket, count: int) -> None:
+    data = b""
+    while data.count(b"\r\n") < count:
+        chunk = sock.recv(1 << 16)
+        assert chunk, "server closed the connection"
+        data += chunk

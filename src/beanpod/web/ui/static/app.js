@@ -288,8 +288,9 @@ function jobActions(job) {
       ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
     job.state !== "reserved"
       ? h("button", { class: "danger", "data-delete": id, onclick: async () => {
-          if (await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))
-            act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
+          if (!(await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))) return;
+          if (location.hash.startsWith("#/job/")) location.hash = `#/tube/${enc(job.tube)}`;  // it will be gone
+          act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
         } }, "Delete") : null);
 }
 
