@@ -19,7 +19,8 @@ from tests.support.http import HttpServer
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-PAGES = ["", "#/tube/emails", "#/job/1", "#/failures", "#/workers", "#/analytics"]
+PAGES = ["", "#/tube/emails", "#/tube/emails/reserved", "#/job/1", "#/failures", "#/workers",
+         "#/qless", "#/analytics"]  # fmt: skip
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):

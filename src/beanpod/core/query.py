@@ -76,6 +76,7 @@ class JobView:
     kicks: int
     body_size: int
     created_ms: int
+    reserved_by: int | None = None  # the connection holding it (reserved jobs)
 
 
 def tube_names(engine: Engine) -> list[str]:
@@ -123,6 +124,7 @@ def _job_view(job: Job, now: int) -> JobView:
         time_left_ms=max(0, job.deadline - now) if timed else 0, reserves=job.reserves,
         timeouts=job.timeouts, releases=job.releases, buries=job.buries, kicks=job.kicks,
         body_size=len(job.body), created_ms=job.created,
+        reserved_by=None if job.reserver is None else job.reserver.id,
     )  # fmt: skip
 
 

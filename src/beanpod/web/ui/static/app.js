@@ -78,7 +78,8 @@ function cell(key, value, extra) {
 
 const NUMERIC = new Set(["Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
   "Waiting", "Held", "Oldest ready", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
-  "Failed jobs", "Parquet files", "Bytes"]);
+  "Failed jobs", "Parquet files", "Bytes", "Running", "Stalled", "Scheduled", "Depends",
+  "Recurring", "Waited (count, mean)", "Ran (count, mean)", "Failed", "Retries", "Every", "Spawned"]);
 
 function table(headers, rows, empty) {
   if (!rows.length) return h("div", { class: "empty" }, empty || "Nothing here.");
@@ -226,8 +227,10 @@ function drawChart(canvas, tp) {
 
 const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null] };
 
-async function tubePage(name) {
-  if (tubeState.name !== name) Object.assign(tubeState, { name, state: "buried", contains: "", cursors: [null] });
+async function tubePage(name, state) {
+  if (tubeState.name !== name || (state && tubeState.asked !== state)) {
+    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "", cursors: [null], touched: !!state });
+  }
   const t = await api(`/api/v1/tubes/${enc(name)}`);
   if (tubeState.name === name && tubeState.cursors.length === 1 && !tubeState.touched) {
     tubeState.state = t.buried ? "buried" : t.ready ? "ready" : t.delayed ? "delayed" : t.reserved ? "reserved" : "buried";
@@ -300,7 +303,8 @@ function jobTable(jobs, empty) {
       h("td", {}, h("a", { href: `#/job/${j.id}` }, `#${j.id}`)), h("td", {}, stateBadge(j.state)),
       h("td", { class: "body" }, snippet(j.preview)),
       h("td", { class: "num" }, num(j.pri)), h("td", { class: "num" }, ms(j.age_ms)),
-      h("td", { class: "num" }, j.time_left_ms ? ms(j.time_left_ms) : ""),
+      h("td", { class: "num", title: j.reserved_by ? `reserved by connection ${j.reserved_by}` : null },
+        j.time_left_ms ? ms(j.time_left_ms) : "", j.reserved_by ? h("div", { class: "muted" }, `conn ${j.reserved_by}`) : null),
       h("td", { class: "num" }, j.reserves), h("td", { class: "num" }, j.timeouts),
       h("td", { class: "num" }, j.buries), h("td", { class: "num" }, j.kicks),
       h("td", { class: "num" }, `${num(j.body_size)} B`), h("td", {}, jobActions(j)))), empty);
@@ -393,7 +397,6 @@ async function workersPage() {
   const conns = { "open connections": c.open, producers: c.producers, workers: c.workers,
     "waiting in reserve": c.waiting, "accepted since start": c.total, ...(summary.connections || {}) };
   const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.reserved > 0);
-  const held = await Promise.all(tubes.map(t => api(`/api/v1/tubes/${enc(t.name)}/jobs?state=reserved&limit=100`)));
   show(
     h("h1", {}, "Workers"),
     h("h2", {}, "Connections"),
@@ -408,8 +411,45 @@ async function workersPage() {
       h("td", { class: w.stalled ? "alert" : "" }, `${w.stalled}`, w.stalled ? `: ${(w.stalled_ids || []).join(", ")}` : ""))),
       "No qless workers registered."),
     h("h2", {}, "Reserved jobs by tube (what beanstalkd and Workq workers hold)"),
-    tubes.length ? tubes.map((t, i) => h("section", {}, h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
-      jobTable(held[i].jobs))) : h("div", { class: "empty" }, "No job is reserved right now."));
+    table(["Tube", "Reserved", "Waiting", "Watching", ""], tubes.map(t => h("tr", {},
+      h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)), cell(`w:${t.name}:reserved`, t.reserved),
+      cell(`w:${t.name}:waiting`, t.waiting), cell(`w:${t.name}:watching`, t.watching),
+      h("td", {}, h("a", { href: `#/tube/${enc(t.name)}/reserved` }, "show the reserved jobs")))),
+      "No job is reserved right now."));
+}
+
+async function qlessPage() {
+  const [queues, tracked, recurring] = await Promise.all([api("/api/v1/qless/queues"),
+    api("/api/v1/qless/tracked"), api("/api/v1/qless/recurring")]);
+  const stats = await Promise.all(queues.map(q => api(`/api/v1/qless/stats/${enc(q.name)}`)));
+  const secs = v => (v ? ms(Math.round(v * 1000)) : "—");
+  show(
+    h("h1", {}, "qless"),
+    h("h2", {}, "Queues, with today's statistics (UTC day)"),
+    table(["Queue", "Waiting", "Running", "Stalled", "Scheduled", "Depends", "Recurring", "Paused",
+           "Waited (count, mean)", "Ran (count, mean)", "Failed", "Retries"],
+      queues.map((q, i) => h("tr", {},
+        h("td", {}, h("a", { href: `#/tube/${enc(q.name)}` }, q.name)),
+        ...["waiting", "running", "stalled", "scheduled", "depends", "recurring"].map(k =>
+          cell(`q:${q.name}:${k}`, q[k], k === "stalled" && q[k] ? "alert" : "")),
+        h("td", {}, q.paused ? "paused" : ""),
+        h("td", { class: "num" }, `${num(stats[i].wait.count)}, ${secs(stats[i].wait.mean)}`),
+        h("td", { class: "num" }, `${num(stats[i].run.count)}, ${secs(stats[i].run.mean)}`),
+        cell(`q:${q.name}:failed`, stats[i].failed, stats[i].failed ? "alert" : ""),
+        cell(`q:${q.name}:retries`, stats[i].retries))),
+      "No qless queues yet."),
+    h("h2", {}, "Tracked jobs"),
+    table(["jid", "Class", "State", "Queue", "Worker", "Tags"], tracked.jobs.map(j => h("tr", {},
+      h("td", {}, h("code", {}, j.jid)), h("td", {}, j.klass), h("td", {}, j.state), h("td", {}, j.queue),
+      h("td", {}, j.worker || ""), h("td", {}, (j.tags || []).map(t => h("span", { class: "tag" }, t))))),
+      "No tracked jobs."),
+    tracked.expired.length ? h("p", { class: "muted" }, `Tracked but gone: ${tracked.expired.join(", ")}`) : null,
+    h("h2", {}, "Recurring templates"),
+    table(["jid", "Class", "Queue", "Every", "Spawned", "Priority", "Tags"], recurring.recurring.map(r => h("tr", {},
+      h("td", {}, h("code", {}, r.jid)), h("td", {}, r.klass), h("td", {}, r.queue),
+      h("td", { class: "num" }, ms(r.interval * 1000)), h("td", { class: "num" }, num(r.count)),
+      h("td", { class: "num" }, r.priority), h("td", {}, (r.tags || []).map(t => h("span", { class: "tag" }, t))))),
+      "No recurring jobs."));
 }
 
 async function analyticsPage() {
@@ -434,12 +474,14 @@ async function analyticsPage() {
 
 const ROUTES = [
   [/^#?\/?$/, () => overview(), "overview"],
-  [/^#\/tube\/(.+)$/, m => tubePage(decodeURIComponent(m[1])), "overview"],
+  [/^#\/tube\/([^/]+)\/(ready|reserved|delayed|buried)$/, m => tubePage(decodeURIComponent(m[1]), m[2]), "overview"],
+  [/^#\/tube\/([^/]+)$/, m => tubePage(decodeURIComponent(m[1])), "overview"],
   [/^#\/job\/(\d+)$/, m => jobPage(m[1]), "overview"],
   [/^#\/failures\/(.+)$/, m => failureGroupPage(decodeURIComponent(m[1])), "failures"],
   [/^#\/failures$/, () => failuresPage(), "failures"],
   [/^#\/workers$/, () => workersPage(), "workers"],
   [/^#\/analytics$/, () => analyticsPage(), "analytics"],
+  [/^#\/qless$/, () => qlessPage(), "qless"],
 ];
 
 async function render(fresh) {
