@@ -91,3 +91,28 @@ def test_throughput_rates_between_samples() -> None:
     doc = meter.as_json()
     assert doc["totals"] == {"put": 100, "reserve": 50, "delete": 20}
     assert doc["series"] == ["put", "reserve", "delete"]
+
+
+def test_async_pages_walk_every_match_once_in_either_order() -> None:
+    from beanpod.core import query
+    from beanpod.core.engine import Engine
+    from beanpod.web.api import pages
+
+    engine = Engine()
+    conn = engine.connect()
+    tube = engine.use(conn, "t")
+    ids = [engine.put(conn, tube, 5, 0, 1000, b"x%d" % i, 0).id for i in range(40)]
+    flt = query.JobFilter("t", "ready", contains=b"1")
+    expected = [i for n, i in enumerate(ids) if b"1" in b"x%d" % n]
+
+    async def walk(newest: bool) -> list[int]:
+        seen: list[int] = []
+        after = None
+        while True:
+            page, after = await pages.job_page(engine, flt, 0, after, newest, 3)
+            seen += [view.id for view in page]
+            if after is None:
+                return seen
+
+    assert asyncio.run(walk(False)) == expected
+    assert asyncio.run(walk(True)) == expected[::-1]
