@@ -215,34 +215,6 @@ def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
     )
 
 
-def _matching(engine: Engine, flt: JobFilter, newest: bool = False) -> Iterator[Job]:
-    jobs = jobs_of(engine, flt.tube, flt.state, newest)
-    needle = flt.contains
-    return jobs if not needle else (job for job in jobs if needle in job.body)
-
-
-def job_page(
-    engine: Engine, flt: JobFilter, now: int, after: int | None, newest: bool, size: int
-) -> tuple[list[JobView], int | None]:
-    """One page of `size` matching jobs by id (oldest or newest first) after the id
-    `after`; and the cursor of the next page (None on the last). One pass over the
-    tube's jobs in that state, picking among plain ids (no key function: C speed)."""
-    jobs = jobs_of(engine, flt.tube, flt.state, newest)
-    needle = flt.contains
-    ids = [j.id for j in jobs if needle in j.body] if needle else [j.id for j in jobs]
-    if after is not None:
-        ids = [i for i in ids if i < after] if newest else [i for i in ids if i > after]
-    found = (heapq.nlargest if newest else heapq.nsmallest)(size + 1, ids)
-    page = [_job_view(engine.jobs[i], now) for i in found[:size]]
-    return page, (page[-1].id if len(found) > size else None)
-
-
-def matching_ids(engine: Engine, flt: JobFilter) -> list[int]:
-    """The ids a bulk action on `flt` would touch, oldest first (a snapshot)."""
-    ids = sorted(job.id for job in _matching(engine, flt))
-    return ids if flt.limit is None else ids[: flt.limit]
-
-
 def where(engine: Engine, job_id: int) -> tuple[str, str] | None:
     """(tube, state name) of a job, or None."""
     job = engine.jobs.get(job_id)
