@@ -284,3 +284,24 @@ def _read_lines(sock: socket.socket, count: int) -> None:
         chunk = sock.recv(1 << 16)
         assert chunk, "server closed the connection"
         data += chunk
+
+
+def test_workq_results_and_a_workq_jobs_extras(http: HttpServer) -> None:
+    import re
+
+    from beanpod.client.workq import Client as WorkqClient
+
+    line = next(x for x in http.server.log if "(Workq protocol)" in x)
+    port = int(re.search(r":(\d+) \(Workq protocol\)", line).group(1))  # type: ignore[union-attr]
+    uuid = "6ba7b810-9dad-41d1-80b4-00c04fd430c8"
+    with WorkqClient(("127.0.0.1", port)) as w:
+        w.add(uuid, "ping", 60_000, 60_000, b"payload")
+        leased = w.lease(["ping"], 1000)
+        w.complete(leased.id, b"pong")
+    results = http.get("/api/v1/workq/results").json()
+    [result] = results["results"]
+    assert (result["uuid"], result["outcome"], result["tube"]) == (uuid, "completed", "ping")
+    assert result["result"]["data"] == "pong" and results["next_cursor"] is None
+    job = http.get(f"/api/v1/jobs/{result['id']}").json()
+    assert job["workq"]["uuid"] == uuid and job["workq"]["attempts"] == 1
+    assert job["body"]["data"] == "payload"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from beanpod.core.qless import Qless
     from beanpod.core.timings import JobTimings
     from beanpod.core.tube import Tube
+    from beanpod.core.workq import Workq
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
 
@@ -240,10 +241,6 @@ def total_jobs(engine: Engine) -> int:
     return engine.counts.total_jobs
 
 
-def _job_id(job: Job) -> int:
-    return job.id
-
-
 def job_extras(engine: Engine, job_id: int) -> dict[str, Any] | None:
     """What the Workq dialect keeps with a job (uuid, limits, outcome, result), or None."""
     job = engine.jobs.get(job_id)
@@ -258,13 +255,13 @@ def job_extras(engine: Engine, job_id: int) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def workq_results(engine: Engine, after: int | None, size: int) -> list[dict[str, Any]]:
-    """Finished Workq jobs (completed or failed, kept until their TTL), by id."""
-    found = heapq.nsmallest(
-        size, (j for j in engine.jobs.values() if _finished_workq(j, after)), key=_job_id
-    )
-    return [{"id": job.id, "tube": job.tube.name, **(job_extras(engine, job.id) or {})}
-            for job in found]  # fmt: skip
+def workq_results(workq: Workq, after: int | None, size: int) -> list[dict[str, Any]]:
+    """Finished Workq jobs (completed or failed, kept until their TTL), by id: a scan of
+    the Workq jobs only (its uuid index), not of every job."""
+    found = heapq.nsmallest(size, (j.id for j in workq.index.values() if _finished_workq(j, after)))
+    engine = workq.engine
+    return [{"id": i, "tube": engine.jobs[i].tube.name, **(job_extras(engine, i) or {})}
+            for i in found]  # fmt: skip
 
 
 def _finished_workq(job: Job, after: int | None) -> bool:
