@@ -6,7 +6,8 @@ Each workload runs in process (a `BeanstalkdSession` with a fake transport, 64 c
 per `data_received`, as in the d=64 cells) under `valgrind --tool=cachegrind` twice,
 with N and 2N batches; the difference divided by 64·N is the cost of one command (put)
 or one reserve+delete pair (rd), start-up excluded (building the delete lines, a few
-hundred instructions per pair, is counted too). `_ev` variants run with `--events`.
+hundred instructions per pair, is counted too). `_ev` variants run with `--events`, `_tm`
+variants with the wait/run histograms that `--http` turns on (put_tm, rd_tm).
 
     python -m bench.instructions [--work put,rd,put_ev,rd_ev] [--batches 100] [--src DIR]
 
@@ -53,6 +54,10 @@ async def _work(kind: str, batches: int, fill: int) -> None:
     events = kind.endswith("_ev")
     config = ServerConfig(events_dir=Path(tempfile.mkdtemp())) if events else ServerConfig()
     app = App(config)
+    if kind.endswith("_tm"):  # the wait/run histograms /metrics keeps with --http on
+        from beanpod.core.timings import JobTimings
+
+        app.engine.keep_timings(JobTimings())
     gc_policy.tune_gc()
     sessions = [BeanstalkdSession(app) for _ in range(SESSIONS)]
     for session in sessions:
@@ -61,6 +66,9 @@ async def _work(kind: str, batches: int, fill: int) -> None:
     def flush() -> None:
         if app.events is not None:
             app.events.flush()
+        timings = getattr(app.engine, "timings", None)
+        if timings is not None:  # the server folds once a second; here every batch
+            timings.fold()
 
     if kind.startswith("put"):
         for i in range(batches):

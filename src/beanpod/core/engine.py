@@ -73,7 +73,15 @@ class Engine:
             tube = Tube(name, len(self.tube_list), self.jobs)
             self.tubes[name] = tube
             self.tube_list.append(tube)
+            if self.timings is not None:
+                self.timings.attach(tube)
         return tube
+
+    def keep_timings(self, timings: JobTimings) -> None:
+        """From now on, record how long jobs wait and run (for /metrics)."""
+        self.timings = timings
+        for tube in self.tube_list:
+            timings.attach(tube)
 
     def unref(self, tube: Tube) -> None:
         tube.refs -= 1
@@ -263,10 +271,9 @@ class Engine:
         """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
         job.state = RESERVED
         job.reserver = conn
-        timings = self.timings
-        if timings is not None:
+        if self.timings is not None:
             if not job.counters & RESERVES_MASK:  # its first reserve: it waited this long
-                timings.waited(job.tube.name, now - job.created)
+                job.tube.wait_times.append(now - job.created)  # binned later (timings.py)
             job.entry = now  # in no heap while reserved: the slot keeps the reserve time
         job.counters += ONE_RESERVE
         deadline = now + job.ttr
@@ -466,8 +473,8 @@ class Engine:
         if state is RESERVED:
             if job.reserver is not conn:
                 return False
-            if self.timings is not None and job.entry is not None:
-                self.timings.ran(job.tube.name, now - job.entry)
+            if self.timings is not None and job.entry is not None:  # reserved at job.entry
+                job.tube.run_times.append(now - job.entry)
             self.unreserve(job)
         else:
             self.take_out(job)

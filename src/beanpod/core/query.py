@@ -18,18 +18,23 @@ from beanpod.core.qless.api import READ_ONLY, call
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.view import job_view as qless_view
 from beanpod.core.qless.view import recur_view
+from beanpod.core.timings import BOUNDS_MS, OTHER
+from beanpod.core.timings import Histogram as Histogram  # re-exported for web/
+from beanpod.core.timings import JobTimings as JobTimings
 from beanpod.core.workq.ext import workq_ext
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
     from beanpod.core.qless import Qless
-    from beanpod.core.timings import JobTimings
     from beanpod.core.tube import Tube
     from beanpod.core.workq import Workq
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
 
 QUEUED_STATES = ("ready", "delayed", "reserved", "buried")  # the beanstalkd states
+# The job wait/run histograms (core/timings.py), for /metrics.
+TIMING_BOUNDS_MS = BOUNDS_MS  # bucket upper bounds
+OTHER_TUBE = OTHER  # the label of tubes past the cardinality limit
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,13 @@ class Tube:
         "ready",
         "refs",
         "reserved",
+        "run_times",
         "timeouts",
         "timer",
         "total_jobs",
         "urgent",
         "using",
+        "wait_times",
         "waiters",
         "waiting",
         "watching",
@@ -66,6 +68,10 @@ class Tube:
         self.timeouts = 0  # reservations that ran out of time
         self.buries = 0  # jobs buried
         self.kicks = 0  # jobs kicked
+        # The pending lists of this tube's wait and run histograms (core/timings.py),
+        # attached while the engine keeps timings; unused otherwise.
+        self.wait_times: list[int] = []
+        self.run_times: list[int] = []
         self.pause_ms = 0  # length of the current pause; 0 when not paused
         self.pause_until = 0
         self.timer: Any = None

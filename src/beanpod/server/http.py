@@ -13,6 +13,8 @@ from beanpod.server.web_settle import settle
 from beanpod.web.auth import is_loopback
 from beanpod.web.context import WebContext, WebSettings
 
+FOLD_EVERY = 1.0  # seconds between folds of pending job times into the histograms
+
 if TYPE_CHECKING:
     from beanpod.server.app import App
     from beanpod.web.listener import HttpListener
@@ -60,8 +62,10 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
         rearm=app.rearm, settle=partial(settle, app),
     )  # fmt: skip
     # /metrics' wait/run histograms: kept only while someone can look at them.
-    app.engine.timings = JobTimings(settings.metrics_max_tubes)
+    timings = JobTimings(settings.metrics_max_tubes)
+    app.engine.keep_timings(timings)
     listener = HttpListener(ctx, host, port)
+    listener.every(FOLD_EVERY, timings.fold)  # keeps the engine's pending times short
     try:
         await listener.start()
     except OSError as exc:

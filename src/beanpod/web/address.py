@@ -1,4 +1,5 @@
-"""`--http ADDR:PORT` parsing: `127.0.0.1:11380`, `[::1]:11380`, `:11380`, or `off`."""
+"""`--http ADDR:PORT` parsing: `127.0.0.1:11380`, `[::1]:11380`, `:11380` (every
+interface), or `off`."""
 
 from __future__ import annotations
 
@@ -12,5 +13,5 @@ def parse_http_address(text: str) -> tuple[str, int] | None:
     host, sep, port_text = text.rpartition(":")
     if not sep or not port_text.isdigit() or int(port_text) > 65535:
         raise ValueError(f"{text!r} is not ADDR:PORT (e.g. 127.0.0.1:11380) or off")
-    host = host.strip("[]") or "127.0.0.1"
+    host = host.strip("[]") or "0.0.0.0"  # ":PORT": every interface (needs a token)
     return host, int(port_text)

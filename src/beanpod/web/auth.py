@@ -27,7 +27,6 @@ CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
-CSRF_KEY = "beanpod.csrf"
 
 
 class Guard:
@@ -93,7 +92,6 @@ def middleware(guard: Guard) -> Middleware:
         guard.check_host(request)
         if not guard.authenticate(request):
             guard.check_csrf(request)
-        request[CSRF_KEY] = guard.csrf
         response = await handler(request)
         if request.cookies.get(CSRF_COOKIE) != guard.csrf:
             response.set_cookie(CSRF_COOKIE, guard.csrf, samesite="Strict", path="/")
@@ -104,8 +102,7 @@ def middleware(guard: Guard) -> Middleware:
 
 def csrf_token(request: web.Request) -> str:
     """The value a page must echo in the X-CSRF-Token header of its mutating requests."""
-    token: str = request[CSRF_KEY]
-    return token
+    return request.app[GUARD_KEY].csrf
 
 
 def is_loopback(host: str) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -19,6 +21,7 @@ class HttpListener:
         self.host = host
         self.port = port
         self.runner: web.AppRunner | None = None
+        self._timers: list[asyncio.TimerHandle] = []
         self.address = f"{host}:{port}"  # the real one (port 0 resolved) after start()
 
     async def start(self) -> str:
@@ -38,7 +41,21 @@ class HttpListener:
         self.address = _bound_address(runner)
         return self.address
 
+    def every(self, seconds: float, work: Callable[[], None]) -> None:
+        """Run `work` on the loop every `seconds` while the listener is up."""
+        loop = asyncio.get_running_loop()
+
+        def tick() -> None:
+            work()
+            self._timers[index] = loop.call_later(seconds, tick)
+
+        index = len(self._timers)
+        self._timers.append(loop.call_later(seconds, tick))
+
     async def stop(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers = []
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None

@@ -1,28 +1,29 @@
-"""/metrics: Prometheus text format from a collector that reads the server's counters at
-scrape time (nothing is counted per command for it beyond what the server keeps)."""
+"""/metrics: beanpod's families (web/collector.py) in Prometheus' text format, written by
+the fast writer (web/families.py), then the process metrics from prometheus-client."""
 
 from __future__ import annotations
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
-from beanpod.web.collector import BeanpodCollector
+from beanpod.web.collector import families
 from beanpod.web.context import WebContext
+from beanpod.web.families import render
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def build_registry(ctx: WebContext) -> CollectorRegistry:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(BeanpodCollector(ctx))
-    ProcessCollector(registry=registry)  # process_cpu_seconds_total, RSS, open fds...
-    return registry
+def scrape_text(ctx: WebContext, process: CollectorRegistry) -> bytes:
+    return render(families(ctx)).encode() + generate_latest(process)
 
 
 def add_routes(app: web.Application, ctx: WebContext) -> None:
-    registry = build_registry(ctx)
+    process = CollectorRegistry(auto_describe=False)
+    ProcessCollector(registry=process)  # process_cpu_seconds_total, RSS, open fds...
 
     async def scrape(request: web.Request) -> web.Response:
-        body = generate_latest(registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        return web.Response(body=scrape_text(ctx, process), headers={"Content-Type": CONTENT_TYPE})
 
     app.router.add_get("/metrics", scrape)

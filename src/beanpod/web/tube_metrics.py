@@ -3,15 +3,14 @@ cardinality limit share the `_other` label (counts add up; the oldest age is the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from functools import lru_cache
 from typing import TypeVar
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-
 from beanpod.core.query import QUEUED_STATES, TubeView
+from beanpod.web.families import AnyFamily, Family, label_text
 
 K = TypeVar("K")
-HELD_STATES = ("depends", "recur", "complete")
+HELD_STATES = ("depends", "recur", "complete")  # exported for a tube only when not zero
 # name -> (help, view attribute), for the per-tube counters
 COUNTERS = {
     "beanpod_jobs_put": ("Jobs put into the tube (stats-tube total-jobs).", "total_jobs"),
@@ -32,48 +31,48 @@ class TubeFamilies:
 
     def add(self, view: TubeView, label: str, depends: int, recur: int) -> None:
         """One tube's numbers under `label` (its name, or `_other`)."""
-        held = {"depends": depends, "recur": recur, "complete": view.held - depends - recur}
         for state in QUEUED_STATES:
             _add(self.jobs, (label, state), getattr(view, state))
+        held = {"depends": depends, "recur": recur, "complete": view.held - depends - recur}
         for state in HELD_STATES:
-            _add(self.jobs, (label, state), held[state])
+            if held[state]:
+                _add(self.jobs, (label, state), held[state])
         _add(self.urgent, label, view.urgent)
         _add(self.paused, label, 1 if view.pause_ms else 0)
         self.age_ms[label] = max(self.age_ms.get(label, 0), view.head_age_ms)
         for name, (_, attribute) in COUNTERS.items():
             _add(self.totals[name], label, getattr(view, attribute))
 
-    def metrics(self) -> Iterable[Metric]:
-        jobs = GaugeMetricFamily(
-            "beanpod_jobs", "Jobs by tube and state.", labels=["tube", "state"]
-        )
+    def families(self) -> list[AnyFamily]:
+        jobs = Family("beanpod_jobs", "gauge", "Jobs by tube and state.", ("tube", "state"))
         for (tube, state), count in self.jobs.items():
-            jobs.add_metric([tube, state], count)
-        yield jobs
-        yield _gauge("beanpod_jobs_urgent", "Ready jobs with priority < 1024.", self.urgent)
-        yield _gauge(
-            "beanpod_tube_paused",
-            "1 while the tube is paused (with _other: how many are).",
-            self.paused,
-        )
-        yield _gauge(
-            "beanpod_oldest_ready_job_age_seconds",
-            "Seconds since the put of the job a reserve would get next (0: none ready).",
-            {t: ms / 1000 for t, ms in self.age_ms.items()},
-        )
+            jobs.add((tube, state), count, f'{_tube_text(tube)},state="{state}"')
+        found: list[AnyFamily] = [
+            jobs,
+            _by_tube("beanpod_jobs_urgent", "gauge", "Ready jobs with priority < 1024.",
+                     self.urgent),
+            _by_tube("beanpod_tube_paused", "gauge",
+                     "1 while the tube is paused (with _other: how many are).", self.paused),
+            _by_tube("beanpod_oldest_ready_job_age_seconds", "gauge",
+                     "Seconds since the put of the job a reserve would get next (0: none "
+                     "ready).", {t: ms / 1000 for t, ms in self.age_ms.items()}),
+        ]  # fmt: skip
         for name, (doc, _) in COUNTERS.items():
-            family = CounterMetricFamily(name, doc, labels=["tube"])
-            for tube, value in self.totals[name].items():
-                family.add_metric([tube], value)
-            yield family
+            found.append(_by_tube(name, "counter", doc, self.totals[name]))
+        return found
 
 
 def _add(into: dict[K, int], key: K, value: int) -> None:
     into[key] = into.get(key, 0) + value
 
 
-def _gauge(name: str, doc: str, values: dict[str, float] | dict[str, int]) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, doc, labels=["tube"])
-    for tube, value in values.items():
-        family.add_metric([tube], value)
+def _by_tube(name: str, kind: str, doc: str, values: dict[str, int] | dict[str, float]) -> Family:
+    family = Family(name, kind, doc, ("tube",))
+    family.samples.extend(((tube,), _tube_text(tube), value) for tube, value in values.items())
     return family
+
+
+@lru_cache(maxsize=4096)
+def _tube_text(tube: str) -> str:
+    """`tube="name"` (tube names never need escaping; cached all the same)."""
+    return label_text(("tube",), (tube,))
