@@ -305,3 +305,34 @@ def test_workq_results_and_a_workq_jobs_extras(http: HttpServer) -> None:
     job = http.get(f"/api/v1/jobs/{result['id']}").json()
     assert job["workq"]["uuid"] == uuid and job["workq"]["attempts"] == 1
     assert job["body"]["data"] == "payload"
+
+
+JUNK = ["", "0", "-1", "99999999999999999999999", "abc", "%00", "%FF%FE", "null", "[]", "{}",
+        "a" * 300, "1.5", "true", "%2F..%2F"]  # fmt: skip
+GETS = ["/api/v1/tubes/{x}", "/api/v1/tubes/work/jobs?state={x}", "/api/v1/jobs/{x}",
+        "/api/v1/tubes/work/jobs?cursor={x}&order={x}&limit={x}&contains={x}",
+        "/api/v1/jobs/1?preview={x}", "/api/v1/qless/failures/{x}?start={x}&limit={x}",
+        "/api/v1/qless/stats/{x}?date={x}", "/api/v1/qless/workers/{x}",
+        "/api/v1/workq/results?cursor={x}&limit={x}"]  # fmt: skip
+POSTS = ["/api/v1/tubes/work/kick", "/api/v1/tubes/work/delete", "/api/v1/tubes/work/move",
+         "/api/v1/tubes/work/pause", "/api/v1/jobs/1/move", "/api/v1/jobs/1/bury",
+         "/api/v1/qless/failures/g/retry"]  # fmt: skip
+BODIES = [b"", b"null", b"1", b'"x"', b"[]", b'{"state": 1}', b'{"limit": "x"}',
+          b'{"to": 5}', b'{"seconds": -1}', b'{"confirm": null}', b'{"contains": []}',
+          b'{"queue": 7}', b"\xff\xfe", b'{"confirm": "9999999999.00"}']  # fmt: skip
+
+
+def test_junk_never_answers_500_nor_changes_anything(http: HttpServer) -> None:
+    with client(http) as c:
+        bury_some(c, [b"a", b"b"])
+        before = (c.stats_tube("work"), c.stats()["total-jobs"])
+        for path in GETS:
+            for junk in JUNK:
+                reply = http.get(path.replace("{x}", junk))
+                assert reply.status < 500 and reply.json(), (path, junk, reply.body[:200])
+        for path in POSTS:
+            for body in BODIES:
+                reply = http.request("POST", path, body, {"Content-Type": "application/json"})
+                assert reply.status < 500, (path, body, reply.status, reply.body[:200])
+                assert reply.status >= 400 or reply.json()["dry_run"], (path, body)
+        assert (c.stats_tube("work"), c.stats()["total-jobs"]) == before

@@ -83,6 +83,7 @@ class JobView:
     body_size: int
     created_ms: int
     reserved_by: int | None = None  # the connection holding it (reserved jobs)
+    file: int = 0  # the WAL segment holding its latest full record (stats-job `file`)
 
 
 def tube_names(engine: Engine) -> list[str]:
@@ -130,7 +131,7 @@ def _job_view(job: Job, now: int) -> JobView:
         time_left_ms=max(0, job.deadline - now) if timed else 0, reserves=job.reserves,
         timeouts=job.timeouts, releases=job.releases, buries=job.buries, kicks=job.kicks,
         body_size=len(job.body), created_ms=job.created,
-        reserved_by=None if job.reserver is None else job.reserver.id,
+        reserved_by=None if job.reserver is None else job.reserver.id, file=job.file,
     )  # fmt: skip
 
 
