@@ -13,6 +13,8 @@ from tests.support.wire_client import RawClient
 
 
 class FakeClock:
+    manual = False  # a settable real-time clock: the server still arms loop timers
+
     def __init__(self, now: int) -> None:
         self.ms = now
 
