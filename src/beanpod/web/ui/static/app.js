@@ -225,61 +225,92 @@ function drawChart(canvas, tp) {
   ctx.lineWidth = 1; ctx.setLineDash([]);
 }
 
-const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null] };
+const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null],
+  pauseSeconds: 60, moveTo: "" };
+
+function resetTube(name, state) {
+  if (tubeState.name !== name || (state && tubeState.asked !== state)) {
+    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "",
+      cursors: [null], touched: !!state, moveTo: "" });
+  }
+}
+
+function refilter(change) {
+  Object.assign(tubeState, change, { cursors: [null], touched: true });
+  render(false);
+}
+
+/** An input whose value survives the page's auto-refresh (kept in tubeState[key]). */
+function keptInput(key, attrs) {
+  const input = h("input", { ...attrs, value: tubeState[key] });
+  input.addEventListener("input", () => { tubeState[key] = input.value; });
+  return input;
+}
 
 async function tubePage(name, state) {
-  if (tubeState.name !== name || (state && tubeState.asked !== state)) {
-    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "", cursors: [null], touched: !!state });
+  resetTube(name, state);
+  const base = `/api/v1/tubes/${enc(name)}`;
+  const t = await api(base);
+  if (tubeState.cursors.length === 1 && !tubeState.touched) {  // open on the state that has jobs
+    tubeState.state = ["buried", "ready", "delayed", "reserved"].find(s => t[s]) || "buried";
   }
-  const t = await api(`/api/v1/tubes/${enc(name)}`);
-  if (tubeState.name === name && tubeState.cursors.length === 1 && !tubeState.touched) {
-    tubeState.state = t.buried ? "buried" : t.ready ? "ready" : t.delayed ? "delayed" : t.reserved ? "reserved" : "buried";
-  }
-  const cursor = tubeState.cursors[tubeState.cursors.length - 1];
   const q = new URLSearchParams({ state: tubeState.state, order: tubeState.order, limit: 50 });
+  const cursor = tubeState.cursors[tubeState.cursors.length - 1];
   if (cursor) q.set("cursor", cursor);
   if (tubeState.contains) q.set("contains", tubeState.contains);
-  const page = await api(`/api/v1/tubes/${enc(name)}/jobs?${q}`);
-  const base = `/api/v1/tubes/${enc(name)}`;
-  const filter = { state: tubeState.state, ...(tubeState.contains ? { contains: tubeState.contains } : {}) };
-  const pick = s => () => { Object.assign(tubeState, { state: s, cursors: [null], touched: true }); render(false); };
-  const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
-  search.addEventListener("change", () => { tubeState.contains = search.value; tubeState.cursors = [null]; render(false); });
-  const order = h("select", { id: "order" },
-    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
-    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
-  order.addEventListener("change", () => { tubeState.order = order.value; tubeState.cursors = [null]; render(false); });
-  const pauseFor = h("input", { type: "number", id: "pause-seconds", min: 1, value: 60, style: "width:6em" });
-  const moveTo = h("input", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
-  const kickable = ["buried", "delayed"].includes(tubeState.state);
-  const movable = tubeState.state !== "reserved";
+  const page = await api(`${base}/jobs?${q}`);
   show(
     h("h1", {}, "Tube ", h("code", {}, name), " ",
       t.paused ? h("span", { class: "state delayed" }, `paused, ${ms(t.pause_left_ms)} left`) : null),
     h("div", { class: "cards" }, STATES.map(s =>
       h("div", { class: `card ${s}` }, h("div", { class: "label" }, s), h("div", { class: "value" }, num(t[s])))),
       h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
-    h("div", { class: "toolbar" },
-      t.paused
-        ? h("button", { id: "unpause", onclick: () => act(post(`${base}/unpause`), `Tube ${name} unpaused`) }, "Unpause")
-        : [h("button", { id: "pause", onclick: () => act(post(`${base}/pause`, { seconds: Number(pauseFor.value) }),
-            `Tube ${name} paused`) }, "Pause for"), pauseFor, h("span", { class: "muted" }, "seconds")]),
-    h("div", { class: "tabs" }, STATES.map(s =>
-      h("button", { class: s === tubeState.state ? "active" : "", id: `tab-${s}`, onclick: pick(s) }, `${s} (${num(t[s])})`))),
-    h("div", { class: "toolbar" }, search, order,
-      kickable ? h("button", { id: "kick-all", class: "primary", onclick: () => bulk(`${base}/kick`, filter, "Kick") },
-        tubeState.contains ? "Kick matching…" : `Kick all ${tubeState.state}…`) : null,
-      movable ? h("button", { id: "delete-all", class: "danger", onclick: () => bulk(`${base}/delete`, filter, "Delete") },
-        tubeState.contains ? "Delete matching…" : `Delete all ${tubeState.state}…`) : null,
-      movable ? [moveTo, h("button", { id: "move-all", onclick: () => bulk(`${base}/move`, { ...filter, to: moveTo.value }, "Move") },
-        "Move to tube…")] : null),
+    pauseBar(t, base),
+    h("div", { class: "tabs" }, STATES.map(s => h("button", { class: s === tubeState.state ? "active" : "",
+      id: `tab-${s}`, onclick: () => refilter({ state: s }) }, `${s} (${num(t[s])})`))),
+    bulkBar(base),
     jobTable(page.jobs, `No ${tubeState.state} jobs${tubeState.contains ? " matching the search" : ""}.`),
-    h("div", { class: "toolbar" },
-      h("button", { id: "prev", disabled: tubeState.cursors.length < 2,
-        onclick: () => { tubeState.cursors.pop(); render(false); } }, "‹ Previous"),
-      h("button", { id: "next", disabled: !page.next_cursor,
-        onclick: () => { tubeState.cursors.push(page.next_cursor); render(false); } }, "Next ›"),
-      h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`)));
+    pager(page.next_cursor));
+}
+
+function pauseBar(t, base) {
+  if (t.paused) {
+    return h("div", { class: "toolbar" }, h("button", { id: "unpause",
+      onclick: () => act(post(`${base}/unpause`), `Tube ${t.name} unpaused`) }, "Unpause"));
+  }
+  const seconds = keptInput("pauseSeconds", { type: "number", id: "pause-seconds", min: 1, style: "width:6em" });
+  return h("div", { class: "toolbar" }, h("button", { id: "pause",
+    onclick: () => act(post(`${base}/pause`, { seconds: Number(seconds.value) }), `Tube ${t.name} paused`) },
+    "Pause for"), seconds, h("span", { class: "muted" }, "seconds (no reserves meanwhile)"));
+}
+
+function bulkBar(base) {
+  const st = tubeState.state, searching = Boolean(tubeState.contains);
+  const filter = { state: st, ...(searching ? { contains: tubeState.contains } : {}) };
+  const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
+  search.addEventListener("change", () => refilter({ contains: search.value }));
+  const order = h("select", { id: "order" },
+    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
+    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
+  order.addEventListener("change", () => refilter({ order: order.value }));
+  const moveTo = keptInput("moveTo", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
+  const which = searching ? "matching" : `all ${st}`;
+  return h("div", { class: "toolbar" }, search, order,
+    ["buried", "delayed"].includes(st) ? h("button", { id: "kick-all", class: "primary",
+      onclick: () => bulk(`${base}/kick`, filter, "Kick") }, `Kick ${which}…`) : null,
+    st !== "reserved" ? [h("button", { id: "delete-all", class: "danger",
+      onclick: () => bulk(`${base}/delete`, filter, "Delete") }, `Delete ${which}…`),
+      moveTo, h("button", { id: "move-all", onclick: () => bulk(`${base}/move`, { ...filter, to: moveTo.value }, "Move") },
+        `Move ${which} to tube…`)] : null);
+}
+
+function pager(next) {
+  return h("div", { class: "toolbar" },
+    h("button", { id: "prev", disabled: tubeState.cursors.length < 2,
+      onclick: () => { tubeState.cursors.pop(); render(false); } }, "‹ Previous"),
+    h("button", { id: "next", disabled: !next,
+      onclick: () => { tubeState.cursors.push(next); render(false); } }, "Next ›"),
+    h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`));
 }
 
 function jobActions(job) {
