@@ -145,3 +145,26 @@ def test_with_a_token_the_dashboard_signs_in_and_acts(tmp_path: Path, browser: A
             assert c.stats_job(job.id)["state"] == "ready"
     finally:
         http.stop()
+
+
+def test_search_then_delete_matching_and_pause_from_the_tube_page(
+    http: HttpServer, browser: Any
+) -> None:
+    with client(http, "mail") as c:
+        for body in ("keep me", "spam 1", "spam 2", "keep too"):
+            c.put(body)
+        browser.get(f"http://127.0.0.1:{http.port}/#/tube/mail/ready")
+        search = wait_for(browser, "#search")
+        search.send_keys("spam")
+        search.send_keys("\n")
+        wait_for(browser, "#delete-all", "Delete matching").click()
+        wait_for(browser, "#modal-text", "Delete 2 jobs of tube mail?")
+        browser.find_element(By.ID, "modal-ok").click()
+        wait_for(browser, "#flash", "Delete: 2 jobs")
+        assert c.stats_tube("mail")["current-jobs-ready"] == 2
+        assert c.peek_ready().body == "keep me"
+        wait_for(browser, "#pause").click()
+        wait_for(browser, "#unpause")
+        assert c.stats_tube("mail")["pause"] == 60
+        shot(browser, "after-pause")
+        assert severe(browser) == []

@@ -515,13 +515,13 @@ const ROUTES = [
   [/^#\/qless$/, () => qlessPage(), "qless"],
 ];
 
-async function render(fresh) {
+async function render(fresh, byTimer) {
   const hash = location.hash || "#/";
   const route = ROUTES.find(([re]) => re.test(hash));
   if (fresh) { lastValues = new Map(); }
   if (!route) { show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Overview"))); return; }
   document.querySelectorAll("nav a").forEach(a => a.classList.toggle("active", a.dataset.page === route[2]));
-  if (document.activeElement && document.activeElement.tagName === "INPUT" && !fresh) return; // typing
+  if (byTimer && document.activeElement && document.activeElement.tagName === "INPUT") return; // typing
   try {
     header();
     await route[1](hash.match(route[0]));
@@ -541,7 +541,7 @@ async function header() {
 function schedule() {
   clearInterval(refreshTimer);
   refreshTimer = setInterval(() => {
-    if (document.getElementById("auto").checked && document.getElementById("modal").hidden) render(false);
+    if (document.getElementById("auto").checked && document.getElementById("modal").hidden) render(false, true);
   }, REFRESH_MS);
 }
 
