@@ -104,3 +104,5 @@ def test_refusals() -> None:
     assert engine.reserve(conn, 0, 0, lambda _: None) is job
     assert admin.delete(engine, job.id, 0) is admin.Outcome.HELD
     assert not admin.valid_tube_name("-bad") and admin.valid_tube_name("good.tube")
+    engine.draining = True
+    assert admin.move(engine, a, "elsewhere", 0)[0] is admin.Outcome.DRAINING

@@ -20,6 +20,7 @@ REFUSALS = {
     admin.Outcome.NOT_FOUND: (409, "job {id} is not in a state this applies to"),
     admin.Outcome.HELD: (409, "job {id} is held by a worker or by its dialect (qless/Workq)"),
     admin.Outcome.NO_ROOM: (507, "the write-ahead log's disk is full: nothing changed"),
+    admin.Outcome.DRAINING: (503, "the server is draining: no new jobs (a move puts one)"),
 }
 
 
