@@ -105,7 +105,10 @@ def test_without_a_token_only_loopback_hosts_are_served() -> None:
         assert http.get("/healthz").status == 200
         rebinding = http.request("GET", "/metrics", headers={"Host": "evil.example:11380"})
         assert rebinding.status == 403 and "loopback" in rebinding.json()["error"]
-        assert http.request("GET", "/healthz", headers={"Host": "localhost:1"}).status == 200
+        for host in ("localhost:1", "localhost", "[::1]", "[::1]:80", "127.0.0.2:5"):
+            assert http.request("GET", "/healthz", headers={"Host": host}).status == 200, host
+        for host in ("evil.example", "[::1", "0.0.0.0:1", "127.0.0.1.evil.example"):
+            assert http.request("GET", "/healthz", headers={"Host": host}).status == 403, host
         cross = http.request("POST", "/healthz", headers={"Origin": "http://evil.example"})
         assert cross.status == 403
         same = http.request(

@@ -69,6 +69,10 @@ def test_non_loopback_address_needs_a_token(tmp_path: Path) -> None:
     empty.write_text("\n")
     out = serve("-p", "0", "--http", "127.0.0.1:0", "--http-token", str(empty))
     assert out.returncode == 2 and "it is empty" in out.stderr
+    missing = tmp_path / "nope"
+    out = serve("-p", "0", "--http", "127.0.0.1:0", "--http-token", str(missing))
+    assert out.returncode == 2
+    assert f"cannot read the HTTP token file {missing}: No such file" in out.stderr
 
 
 def test_malformed_http_address_is_a_usage_error() -> None:

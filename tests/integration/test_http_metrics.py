@@ -169,3 +169,54 @@ def test_promtool_accepts_the_exposition(http: HttpServer) -> None:
                          timeout=60)  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout + out.stderr == b""  # no lint warnings either
+
+
+def test_pending_job_times_are_binned_without_a_scrape() -> None:
+    """The listener's timer folds the engine's pending times about once a second, so they
+    never pile up between scrapes."""
+    from tests.support.servers import InProcessServer
+
+    server = InProcessServer(http=("127.0.0.1", 0)).start()
+    try:
+        client = RawClient(server.connect())
+        assert client.cmd(b"put 0 0 60 1\r\nx\r\n") == b"INSERTED 1\r\n"
+        assert client.cmd(b"reserve\r\n").startswith(b"RESERVED 1 ")
+        assert client.cmd(b"delete 1\r\n") == b"DELETED\r\n"
+        client.sock.close()
+        app = server.app
+        assert app is not None and app.engine.timings is not None
+        waits = app.engine.timings.waits["default"]
+
+        def binned() -> tuple[int, int]:
+            return len(waits.pending), waits.cumulative()[-1]
+
+        deadline = time.monotonic() + 10
+        while server.call(binned) != (0, 1):
+            assert time.monotonic() < deadline, server.call(binned)
+            time.sleep(0.05)
+    finally:
+        server.stop()
+
+
+def test_qless_held_states_have_their_own_series() -> None:
+    from beanpod.client.qless import Client
+
+    http = HttpServer().start()
+    try:
+        with Client(port=http.server.port, worker_name="w1") as qless:
+            queue = qless.queues["q"]
+            first = queue.put("K", {})
+            queue.put("K", {}, depends=[first])
+            queue.recur("K", {}, interval=3600, offset=3600)
+            queue.put("K", {}, jid="done-soon", priority=100)
+            [job] = queue.pop()
+            assert job.jid == "done-soon" and job.complete() == "complete"
+        samples = scrape(http)
+    finally:
+        http.stop()
+    states = {
+        dict(labels)["state"]: value
+        for (name, labels), value in samples.items()
+        if name == "beanpod_jobs" and dict(labels)["tube"] == "q" and value
+    }
+    assert states == {"ready": 1, "depends": 1, "recur": 1, "complete": 1}

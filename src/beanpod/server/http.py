@@ -65,9 +65,9 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     timings = JobTimings(settings.metrics_max_tubes)
     app.engine.keep_timings(timings)
     listener = HttpListener(ctx, host, port)
-    listener.every(FOLD_EVERY, timings.fold)  # keeps the engine's pending times short
     try:
         await listener.start()
     except OSError as exc:
         raise listener_error("HTTP", f"{host}:{port}", exc) from exc
+    listener.every(FOLD_EVERY, timings.fold)  # keeps the engine's pending times short
     return listener

@@ -61,7 +61,7 @@ class Guard:
         raise ApiError(401, "missing or wrong token", {"WWW-Authenticate": "Bearer"})
 
     def check_host(self, request: web.Request) -> None:
-        if self.token is None and not is_loopback(request.host.rsplit(":", 1)[0]):
+        if self.token is None and not is_loopback(_host_name(request.host)):
             raise ApiError(403, f"Host {request.host!r} is not a loopback name")
 
     def check_csrf(self, request: web.Request) -> None:
@@ -93,7 +93,7 @@ def middleware(guard: Guard) -> Middleware:
         if not guard.authenticate(request):
             guard.check_csrf(request)
         response = await handler(request)
-        if request.cookies.get(CSRF_COOKIE) != guard.csrf:
+        if request.cookies.get(CSRF_COOKIE) != guard.csrf and not response.prepared:
             response.set_cookie(CSRF_COOKIE, guard.csrf, samesite="Strict", path="/")
         return response
 
@@ -113,6 +113,14 @@ def is_loopback(host: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header (`[::1]:80` -> `::1`); "" when it cannot be parsed."""
+    try:
+        return urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _derive(token: str, purpose: str) -> str:

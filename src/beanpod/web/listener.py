@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 
 from aiohttp import web
@@ -11,7 +10,6 @@ from aiohttp import web
 from beanpod.web.app import build_app
 from beanpod.web.context import WebContext
 
-log = logging.getLogger("beanpod.web")
 SHUTDOWN_GRACE = 1.0  # seconds an in-flight HTTP request may take to finish at stop
 
 
