@@ -511,7 +511,7 @@ const ROUTES = [
   [/^#\/failures\/(.+)$/, m => failureGroupPage(decodeURIComponent(m[1])), "failures"],
   [/^#\/failures$/, () => failuresPage(), "failures"],
   [/^#\/workers$/, () => workersPage(), "workers"],
-  [/^#\/analytics$/, () => analyticsPage(), "analytics"],
+  [/^#\/analytics$/, () => analyticsPage(), "analytics", "static"],  // no refresh: the report stays put
   [/^#\/qless$/, () => qlessPage(), "qless"],
 ];
 
@@ -522,6 +522,7 @@ async function render(fresh, byTimer) {
   if (!route) { show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Overview"))); return; }
   document.querySelectorAll("nav a").forEach(a => a.classList.toggle("active", a.dataset.page === route[2]));
   if (byTimer && document.activeElement && document.activeElement.tagName === "INPUT") return; // typing
+  if (byTimer && route[3] === "static") return;
   try {
     header();
     await route[1](hash.match(route[0]));
