@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import threading
@@ -109,7 +110,7 @@ class Probe(threading.Thread):
 
 
 def describe(name: str, values: list[float]) -> str:
-    return (f"{name:<34} min {min(values):7.1f}  median {statistics.median(values):7.1f}  "
+    return (f"{name:<38} min {min(values):7.1f}  median {statistics.median(values):7.1f}  "
             f"max {max(values):7.1f} ms")  # fmt: skip
 
 
@@ -121,14 +122,16 @@ def run(jobs: int, wal: bool) -> None:
         started = time.perf_counter()
         bury_many(server.port, jobs)
         print(f"buried {jobs:,} jobs in {time.perf_counter() - started:.1f} s"
-              f" ({'WAL on, -f 50' if wal else 'in memory'})")  # fmt: skip
+              f" ({'WAL on, -f 50' if wal else 'in memory'});"
+              f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
         base = f"/api/v1/tubes/{TUBE}/jobs?state=buried&limit=100"
         middle = request(http_port, "GET", f"{base}&limit=1000")["next_cursor"]
         pages = {
             "page of 100, oldest first": base,
             "page of 100, newest first": f"{base}&order=newest",
             "page of 100 after a cursor": f"{base}&cursor={middle}",
-            "page of 100, body search": f"{base}&contains=job%2000",
+            "page of 100, body search (all match)": f"{base}&contains=job%2000",
+            "body search, one match in 100,000": f"{base}&contains=job%200000007",
         }
         for name, path in pages.items():
             print(describe(name, timed(lambda p=path: request(http_port, "GET", p))))

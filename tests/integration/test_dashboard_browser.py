@@ -19,7 +19,8 @@ from tests.support.http import HttpServer
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-PAGES = ["", "#/tube/emails", "#/job/1", "#/failures", "#/workers", "#/analytics"]
+PAGES = ["", "#/tube/emails", "#/tube/emails/reserved", "#/job/1", "#/failures", "#/workers",
+         "#/qless", "#/analytics"]  # fmt: skip
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
@@ -122,4 +123,48 @@ def test_bulk_kick_asks_for_confirmation(http: HttpServer, browser: Any) -> None
         browser.find_element(By.ID, "modal-ok").click()
         wait_for(browser, "#flash", "Kick: 4 jobs")
         assert c.stats_tube("emails")["current-jobs-buried"] == 0
+        assert severe(browser) == []
+
+
+def test_with_a_token_the_dashboard_signs_in_and_acts(tmp_path: Path, browser: Any) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    http = HttpServer(["--http-token", str(token)]).start()
+    try:
+        with client(http, "jobs") as c:
+            c.put("x")
+            job = c.reserve(timeout=5)
+            c.bury(job)
+            browser.get(f"http://127.0.0.1:{http.port}/#/tube/jobs")
+            wait_for(browser, "input[name=token]").send_keys("s3cret-token")
+            browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+            wait_for(browser, "#updated", "updated")
+            browser.get(f"http://127.0.0.1:{http.port}/#/tube/jobs")
+            wait_for(browser, f"button[data-kick='{job.id}']").click()  # a CSRF-checked POST
+            wait_for(browser, "#flash", f"Job {job.id} kicked")
+            assert c.stats_job(job.id)["state"] == "ready"
+    finally:
+        http.stop()
+
+
+def test_search_then_delete_matching_and_pause_from_the_tube_page(
+    http: HttpServer, browser: Any
+) -> None:
+    with client(http, "mail") as c:
+        for body in ("keep me", "spam 1", "spam 2", "keep too"):
+            c.put(body)
+        browser.get(f"http://127.0.0.1:{http.port}/#/tube/mail/ready")
+        search = wait_for(browser, "#search")
+        search.send_keys("spam")
+        search.send_keys("\n")
+        wait_for(browser, "#delete-all", "Delete matching").click()
+        wait_for(browser, "#modal-text", "Delete 2 jobs of tube mail?")
+        browser.find_element(By.ID, "modal-ok").click()
+        wait_for(browser, "#flash", "Delete: 2 jobs")
+        assert c.stats_tube("mail")["current-jobs-ready"] == 2
+        assert c.peek_ready().body == "keep me"
+        wait_for(browser, "#pause").click()
+        wait_for(browser, "#unpause")
+        assert c.stats_tube("mail")["pause"] == 60
+        shot(browser, "after-pause")
         assert severe(browser) == []

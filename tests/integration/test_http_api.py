@@ -5,6 +5,9 @@ confirmation, bad input (never a change), and kill -9 after an acknowledged acti
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -210,3 +213,126 @@ def test_qless_views_and_retry_of_a_failure_group(http: HttpServer) -> None:
         assert done["done"] == 2
         assert q.jobs.failed() == {}
         assert sorted(j.jid for j in queue.peek(9) if j.klass == "app.Send") == sorted(jids)
+
+
+def test_bulk_move_and_the_event_log_records_api_actions(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    http = HttpServer(["--events", str(events)]).start()
+    try:
+        with client(http) as c:
+            a, b = bury_some(c, [b"one", b"two"])
+            c.put(b"three")
+            post(http, f"/api/v1/jobs/{a}/kick")
+            dry = post(http, "/api/v1/tubes/work/move", {"state": "ready", "to": "elsewhere"})
+            assert dry.json()["count"] == 2
+            token = dry.json()["confirm"]
+            moved = post(http, "/api/v1/tubes/work/move",
+                         {"state": "ready", "to": "elsewhere", "confirm": token})  # fmt: skip
+            assert moved.json()["done"] == 2
+            assert c.stats_tube("elsewhere")["current-jobs-ready"] == 2
+            assert c.stats_tube("work")["current-jobs-ready"] == 0
+            post(http, "/api/v1/tubes/work/pause", {"seconds": 5})
+    finally:
+        http.stop()  # a clean stop writes the buffered events
+    lines = [json.loads(line) for path in sorted(events.glob("date=*/*.jsonl"))
+             for line in path.read_text().splitlines()]  # fmt: skip
+    kick = [e for e in lines if e["event"] == "kick"]
+    assert [(e["job"], e["from"], e["conn"]) for e in kick] == [(a, "buried", None)]
+    deleted = {e["job"] for e in lines if e["event"] == "delete"}
+    assert a in deleted and b not in deleted  # moved: a copy put, the original deleted
+    assert sum(e["event"] == "put" and e["queue"] == "elsewhere" for e in lines) == 2
+    assert any(e["event"] == "pause" and e["queue"] == "work" for e in lines)
+
+
+def test_a_bulk_kick_lets_other_connections_in(http: HttpServer) -> None:
+    """While 30,000 jobs are kicked, another connection's commands are answered (the
+    kick runs in slices across loop turns, not in one go)."""
+    with socket.create_connection(("127.0.0.1", http.server.port)) as sock:
+        sock.sendall(b"use work\r\n" + b"put 0 0 60 1\r\nx\r\n" * 30_000)
+        _read_lines(sock, 30_001)
+        sock.sendall(
+            b"".join(b"reserve-job %d\r\nbury %d 0\r\n" % (i, i) for i in range(1, 30_001))
+        )
+        _read_lines(sock, 60_000)
+    dry = post(http, "/api/v1/tubes/work/kick").json()
+    answered = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with socket.create_connection(("127.0.0.1", http.server.port)) as probe_sock:
+            while not stop.is_set():
+                probe_sock.sendall(b"list-tube-used\r\n")
+                _read_lines(probe_sock, 1)
+                answered.append(time.monotonic())
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    while not answered:
+        time.sleep(0.001)
+    started = time.monotonic()
+    done = post(http, "/api/v1/tubes/work/kick", {"confirm": dry["confirm"]}).json()
+    ended = time.monotonic()
+    stop.set()
+    thread.join(timeout=5)
+    assert done["done"] == 30_000
+    assert sum(started < t < ended for t in answered) >= 2
+
+
+def _read_lines(sock: socket.socket, count: int) -> None:
+    data = b""
+    while data.count(b"\r\n") < count:
+        chunk = sock.recv(1 << 16)
+        assert chunk, "server closed the connection"
+        data += chunk
+
+
+def test_workq_results_and_a_workq_jobs_extras(http: HttpServer) -> None:
+    import re
+
+    from beanpod.client.workq import Client as WorkqClient
+
+    line = next(x for x in http.server.log if "(Workq protocol)" in x)
+    port = int(re.search(r":(\d+) \(Workq protocol\)", line).group(1))  # type: ignore[union-attr]
+    uuid = "6ba7b810-9dad-41d1-80b4-00c04fd430c8"
+    with WorkqClient(("127.0.0.1", port)) as w:
+        w.add(uuid, "ping", 60_000, 60_000, b"payload")
+        leased = w.lease(["ping"], 1000)
+        w.complete(leased.id, b"pong")
+    results = http.get("/api/v1/workq/results").json()
+    [result] = results["results"]
+    assert (result["uuid"], result["outcome"], result["tube"]) == (uuid, "completed", "ping")
+    assert result["result"]["data"] == "pong" and results["next_cursor"] is None
+    job = http.get(f"/api/v1/jobs/{result['id']}").json()
+    assert job["workq"]["uuid"] == uuid and job["workq"]["attempts"] == 1
+    assert job["body"]["data"] == "payload"
+
+
+JUNK = ["", "0", "-1", "99999999999999999999999", "abc", "%00", "%FF%FE", "null", "[]", "{}",
+        "a" * 300, "1.5", "true", "%2F..%2F"]  # fmt: skip
+GETS = ["/api/v1/tubes/{x}", "/api/v1/tubes/work/jobs?state={x}", "/api/v1/jobs/{x}",
+        "/api/v1/tubes/work/jobs?cursor={x}&order={x}&limit={x}&contains={x}",
+        "/api/v1/jobs/1?preview={x}", "/api/v1/qless/failures/{x}?start={x}&limit={x}",
+        "/api/v1/qless/stats/{x}?date={x}", "/api/v1/qless/workers/{x}",
+        "/api/v1/workq/results?cursor={x}&limit={x}"]  # fmt: skip
+POSTS = ["/api/v1/tubes/work/kick", "/api/v1/tubes/work/delete", "/api/v1/tubes/work/move",
+         "/api/v1/tubes/work/pause", "/api/v1/jobs/1/move", "/api/v1/jobs/1/bury",
+         "/api/v1/qless/failures/g/retry"]  # fmt: skip
+BODIES = [b"", b"null", b"1", b'"x"', b"[]", b'{"state": 1}', b'{"limit": "x"}',
+          b'{"to": 5}', b'{"seconds": -1}', b'{"confirm": null}', b'{"contains": []}',
+          b'{"queue": 7}', b"\xff\xfe", b'{"confirm": "9999999999.00"}']  # fmt: skip
+
+
+def test_junk_never_answers_500_nor_changes_anything(http: HttpServer) -> None:
+    with client(http) as c:
+        bury_some(c, [b"a", b"b"])
+        before = (c.stats_tube("work"), c.stats()["total-jobs"])
+        for path in GETS:
+            for junk in JUNK:
+                reply = http.get(path.replace("{x}", junk))
+                assert reply.status < 500 and reply.json(), (path, junk, reply.body[:200])
+        for path in POSTS:
+            for body in BODIES:
+                reply = http.request("POST", path, body, {"Content-Type": "application/json"})
+                assert reply.status < 500, (path, body, reply.status, reply.body[:200])
+                assert reply.status >= 400 or reply.json()["dry_run"], (path, body)
+        assert (c.stats_tube("work"), c.stats()["total-jobs"]) == before

@@ -40,6 +40,7 @@ class Outcome(Enum):
     NOT_FOUND = "not_found"  # no such job, or not in a state the move applies to
     NO_ROOM = "no_room"  # the WAL's disk is full: nothing changed
     HELD = "held"  # a worker or an extension (qless, Workq) holds the job
+    DRAINING = "draining"  # drain mode (SIGUSR1): no new job, as put answers DRAINING
 
 
 def no_room(engine: Engine, nbytes: int = 0) -> bool:
@@ -111,6 +112,8 @@ def move(engine: Engine, job_id: int, target: str, now: int) -> tuple[Outcome, J
         return Outcome.NOT_FOUND, None
     if job.ext is not None:
         return Outcome.HELD, None
+    if engine.draining:
+        return Outcome.DRAINING, None
     if no_room(engine, len(job.body)):
         return Outcome.NO_ROOM, None
     delay = max(0, job.deadline - now) if job.state is JobState.DELAYED else 0

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from beanpod.core.engine import Engine
     from beanpod.core.qless import Qless
     from beanpod.core.tube import Tube
+    from beanpod.core.workq import Workq
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
 
@@ -81,6 +82,8 @@ class JobView:
     kicks: int
     body_size: int
     created_ms: int
+    reserved_by: int | None = None  # the connection holding it (reserved jobs)
+    file: int = 0  # the WAL segment holding its latest full record (stats-job `file`)
 
 
 def tube_names(engine: Engine) -> list[str]:
@@ -128,6 +131,7 @@ def _job_view(job: Job, now: int) -> JobView:
         time_left_ms=max(0, job.deadline - now) if timed else 0, reserves=job.reserves,
         timeouts=job.timeouts, releases=job.releases, buries=job.buries, kicks=job.kicks,
         body_size=len(job.body), created_ms=job.created,
+        reserved_by=None if job.reserver is None else job.reserver.id, file=job.file,
     )  # fmt: skip
 
 
@@ -218,32 +222,6 @@ def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
     )
 
 
-def _matching(engine: Engine, flt: JobFilter, newest: bool = False) -> Iterator[Job]:
-    jobs = jobs_of(engine, flt.tube, flt.state, newest)
-    needle = flt.contains
-    return jobs if not needle else (job for job in jobs if needle in job.body)
-
-
-def job_page(
-    engine: Engine, flt: JobFilter, now: int, after: int | None, newest: bool, size: int
-) -> tuple[list[JobView], int | None]:
-    """One page of `size` matching jobs by id (oldest or newest first) after the id
-    `after`; and the cursor of the next page (None on the last)."""
-    jobs = _matching(engine, flt, newest)
-    if after is not None:
-        jobs = (j for j in jobs if j.id < after) if newest else (j for j in jobs if j.id > after)
-    pick = heapq.nlargest if newest else heapq.nsmallest
-    found = pick(size + 1, jobs, key=_job_id)
-    page = [_job_view(job, now) for job in found[:size]]
-    return page, (page[-1].id if len(found) > size else None)
-
-
-def matching_ids(engine: Engine, flt: JobFilter) -> list[int]:
-    """The ids a bulk action on `flt` would touch, oldest first (a snapshot)."""
-    ids = sorted(job.id for job in _matching(engine, flt))
-    return ids if flt.limit is None else ids[: flt.limit]
-
-
 def where(engine: Engine, job_id: int) -> tuple[str, str] | None:
     """(tube, state name) of a job, or None."""
     job = engine.jobs.get(job_id)
@@ -269,10 +247,6 @@ def total_jobs(engine: Engine) -> int:
     return engine.counts.total_jobs
 
 
-def _job_id(job: Job) -> int:
-    return job.id
-
-
 def job_extras(engine: Engine, job_id: int) -> dict[str, Any] | None:
     """What the Workq dialect keeps with a job (uuid, limits, outcome, result), or None."""
     job = engine.jobs.get(job_id)
@@ -287,13 +261,13 @@ def job_extras(engine: Engine, job_id: int) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def workq_results(engine: Engine, after: int | None, size: int) -> list[dict[str, Any]]:
-    """Finished Workq jobs (completed or failed, kept until their TTL), by id."""
-    found = heapq.nsmallest(
-        size, (j for j in engine.jobs.values() if _finished_workq(j, after)), key=_job_id
-    )
-    return [{"id": job.id, "tube": job.tube.name, **(job_extras(engine, job.id) or {})}
-            for job in found]  # fmt: skip
+def workq_results(workq: Workq, after: int | None, size: int) -> list[dict[str, Any]]:
+    """Finished Workq jobs (completed or failed, kept until their TTL), by id: a scan of
+    the Workq jobs only (its uuid index), not of every job."""
+    found = heapq.nsmallest(size, (j.id for j in workq.index.values() if _finished_workq(j, after)))
+    engine = workq.engine
+    return [{"id": i, "tube": engine.jobs[i].tube.name, **(job_extras(engine, i) or {})}
+            for i in found]  # fmt: skip
 
 
 def _finished_workq(job: Job, after: int | None) -> bool:

@@ -52,28 +52,15 @@ def buried_tube(n: int) -> tuple[Engine, list[int]]:
     return engine, ids
 
 
-def test_pages_walk_every_job_once_in_either_order() -> None:
-    engine, ids = buried_tube(25)
-    flt = query.JobFilter("work", "buried")
-    for newest in (False, True):
-        seen, after = [], None
-        while True:
-            page, after = query.job_page(engine, flt, 0, after, newest, 7)
-            seen += [view.id for view in page]
-            if after is None:
-                break
-        assert seen == (sorted(ids, reverse=newest))
-
-
-def test_body_search_and_bulk_selection() -> None:
+def test_candidates_and_matches_select_a_filter() -> None:
     engine, ids = buried_tube(30)
     flt = query.JobFilter("work", "buried", contains=b"body 1")
+    assert query.candidate_ids(engine, flt) == ids  # every buried id, oldest first
     expected = [i for n, i in enumerate(ids) if b"body 1" in b"body %d" % n]
-    assert query.matching_ids(engine, flt) == expected
-    page, after = query.job_page(engine, flt, 0, None, False, 100)
-    assert [v.id for v in page] == expected and after is None
-    limited = query.JobFilter("work", "buried", limit=3)
-    assert query.matching_ids(engine, limited) == ids[:3]
+    assert [i for i in ids if query.matches(engine, flt, i)] == expected
+    assert not query.matches(engine, query.JobFilter("work", "ready"), ids[0])
+    assert not query.matches(engine, query.JobFilter("other", "buried"), ids[0])
+    assert query.candidate_ids(engine, query.JobFilter("nope", "buried")) == []
 
 
 def test_kick_bury_delete_move_are_journalled_moves() -> None:
@@ -117,3 +104,5 @@ def test_refusals() -> None:
     assert engine.reserve(conn, 0, 0, lambda _: None) is job
     assert admin.delete(engine, job.id, 0) is admin.Outcome.HELD
     assert not admin.valid_tube_name("-bad") and admin.valid_tube_name("good.tube")
+    engine.draining = True
+    assert admin.move(engine, a, "elsewhere", 0)[0] is admin.Outcome.DRAINING

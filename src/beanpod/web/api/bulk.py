@@ -74,6 +74,9 @@ async def _run(api: Api, action: str, flt: query.JobFilter, target: str | None) 
     if admin.no_room(ctx.engine):
         doc.update(error="the write-ahead log's disk is full: stopped early", status=507)
         return web.json_response(doc, status=507)
+    if action == "move" and query.is_draining(ctx.engine):
+        doc.update(error="the server is draining: no new jobs (a move puts one)", status=503)
+        return web.json_response(doc, status=503)
     return web.json_response(doc)
 
 
@@ -98,6 +101,8 @@ def _step(api: Api, action: str, flt: query.JobFilter,
         else:
             assert target is not None
             outcome = admin.move(engine, job_id, target, now())[0]
-        return None if outcome is admin.Outcome.NO_ROOM else outcome is admin.Outcome.DONE
+        if outcome in (admin.Outcome.NO_ROOM, admin.Outcome.DRAINING):
+            return None
+        return outcome is admin.Outcome.DONE
 
     return one

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from beanpod.core import admin, query
-from beanpod.web.api import params, views
+from beanpod.web.api import pages, params, views
 from beanpod.web.api.state import Api
 from beanpod.web.context import WebContext
 from beanpod.web.errors import ApiError
@@ -20,6 +20,7 @@ REFUSALS = {
     admin.Outcome.NOT_FOUND: (409, "job {id} is not in a state this applies to"),
     admin.Outcome.HELD: (409, "job {id} is held by a worker or by its dialect (qless/Workq)"),
     admin.Outcome.NO_ROOM: (507, "the write-ahead log's disk is full: nothing changed"),
+    admin.Outcome.DRAINING: (503, "the server is draining: no new jobs (a move puts one)"),
 }
 
 
@@ -43,7 +44,7 @@ async def list_jobs(request: web.Request, ctx: WebContext) -> web.Response:
         raise ApiError(400, f"order must be oldest or newest, not {order!r}")
     flt = query.JobFilter(tube, params.state(q.get("state")), params.needle(q.get("contains")))
     size = params.integer(q.get("limit", DEFAULT_PAGE), "limit", 1, params.MAX_PAGE)
-    page, after = query.job_page(
+    page, after = await pages.job_page(
         ctx.engine, flt, ctx.now(), params.cursor(q.get("cursor")), order == "newest", size
     )
     jobs = [{**views.job(j), "preview": _snippet(ctx, j.id)} for j in page]

@@ -10,6 +10,7 @@ from aiohttp import web
 from beanpod.core import query
 from beanpod.web.api import params, views
 from beanpod.web.api.state import Api
+from beanpod.web.errors import ApiError
 
 
 def add_routes(app: web.Application, api: Api) -> None:
@@ -20,7 +21,9 @@ async def results(request: web.Request, api: Api) -> web.Response:
     """?cursor=ID&limit=N (oldest id first)."""
     after = params.cursor(request.query.get("cursor"))
     size = params.integer(request.query.get("limit", 100), "limit", 1, params.MAX_PAGE)
-    found = query.workq_results(api.ctx.engine, after, size + 1)
+    if api.ctx.workq is None:
+        raise ApiError(404, "Workq is not enabled on this server")
+    found = query.workq_results(api.ctx.workq, after, size + 1)
     for doc in found:
         doc["result"] = views.body_preview(doc["result"])
     page = found[:size]

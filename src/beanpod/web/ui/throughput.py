@@ -16,15 +16,17 @@ Totals = Callable[[], tuple[int, int, int]]  # (puts, reserves, deletes) so far
 
 
 class Throughput:
-    def __init__(self, totals: Totals, interval: float = SAMPLE_SECONDS) -> None:
+    def __init__(self, totals: Totals, interval: float = SAMPLE_SECONDS,
+                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
         self.totals = totals
         self.interval = interval
+        self.clock = clock
         self.points: deque[tuple[float, ...]] = deque(maxlen=HOUR_POINTS)
-        self._last = (time.time(), *totals())
+        self._last = (clock(), *totals())
         self._timer: asyncio.TimerHandle | None = None
 
     def sample(self) -> None:
-        now, current = time.time(), self.totals()
+        now, current = self.clock(), self.totals()
         then, *before = self._last
         span = max(now - then, 1e-9)
         rates = [(c - b) / span for c, b in zip(current, before, strict=True)]

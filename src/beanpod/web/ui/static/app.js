@@ -77,8 +77,9 @@ function cell(key, value, extra) {
 }
 
 const NUMERIC = new Set(["Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
-  "Waiting", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
-  "Failed jobs", "Parquet files", "Bytes"]);
+  "Waiting", "Held", "Oldest ready", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
+  "Failed jobs", "Parquet files", "Bytes", "Running", "Stalled", "Scheduled", "Depends",
+  "Recurring", "Waited (count, mean)", "Ran (count, mean)", "Failed", "Retries", "Every", "Spawned"]);
 
 function table(headers, rows, empty) {
   if (!rows.length) return h("div", { class: "empty" }, empty || "Nothing here.");
@@ -152,7 +153,8 @@ async function overview() {
   const rows = tubes.tubes.map(t => h("tr", {},
     h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
     ...STATES.map(s => cell(`t:${t.name}:${s}`, t[s], s === "buried" && t.buried ? "alert" : "")),
-    cell(`t:${t.name}:urgent`, t.urgent), cell(`t:${t.name}:total`, t.total_jobs),
+    cell(`t:${t.name}:held`, t.held), cell(`t:${t.name}:urgent`, t.urgent),
+    h("td", { class: "num" }, t.head_age_ms ? ms(t.head_age_ms) : ""), cell(`t:${t.name}:total`, t.total_jobs),
     cell(`t:${t.name}:watching`, t.watching), cell(`t:${t.name}:waiting`, t.waiting),
     h("td", {}, t.paused ? `paused, ${ms(t.pause_left_ms)} left` : "")));
   const canvas = h("canvas", { width: 1200, height: 220, id: "chart" });
@@ -168,11 +170,14 @@ async function overview() {
     h("h2", {}, "Throughput, last hour"),
     h("div", { class: "legend muted" },
       ...SERIES.map(([name, color]) => h("span", {}, h("i", { style: `background:${color}` }), `${name} / s`)),
-      h("span", {}, `one point every ${tp.interval_s} s`)),
+      h("span", {}, `one point every ${tp.interval_s} s; puts from every dialect, reserves and deletes are beanstalkd commands`)),
     canvas,
     h("h2", {}, `Tubes (${tubes.tubes.length})`),
-    table(["Tube", "Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
-           "Waiting", "Paused"], rows, "No tubes."));
+    table(["Tube", "Ready", "Reserved", "Delayed", "Buried", "Held", "Urgent", "Oldest ready",
+           "Total put", "Watching", "Waiting", "Paused"], rows, "No tubes."),
+    h("p", { class: "muted" }, "Held: qless jobs waiting on dependencies, completed jobs kept for "
+      + "their history, recurring templates and finished Workq jobs. Oldest ready: how long the "
+      + "job a reserve would get next has waited."));
   drawChart(canvas, tp);
 }
 
@@ -213,66 +218,99 @@ function drawChart(canvas, tp) {
   ctx.fillText(new Date(t0 * 1000).toLocaleTimeString(), L, H - 6);
   ctx.fillText(new Date(t1 * 1000).toLocaleTimeString(), W - 80, H - 6);
   SERIES.forEach(([, color], i) => {
-    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath();
+    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.setLineDash(i === 2 ? [6, 4] : []); ctx.beginPath();
     pts.forEach((p, k) => (k ? ctx.lineTo : ctx.moveTo).call(ctx, x(p[0]), y(p[i + 1])));
     ctx.stroke();
   });
-  ctx.lineWidth = 1;
+  ctx.lineWidth = 1; ctx.setLineDash([]);
 }
 
-const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null] };
+const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null],
+  pauseSeconds: 60, moveTo: "" };
 
-async function tubePage(name) {
-  if (tubeState.name !== name) Object.assign(tubeState, { name, state: "buried", contains: "", cursors: [null] });
-  const t = await api(`/api/v1/tubes/${enc(name)}`);
-  if (tubeState.name === name && tubeState.cursors.length === 1 && !tubeState.touched) {
-    tubeState.state = t.buried ? "buried" : t.ready ? "ready" : t.delayed ? "delayed" : t.reserved ? "reserved" : "buried";
+function resetTube(name, state) {
+  if (tubeState.name !== name || (state && tubeState.asked !== state)) {
+    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "",
+      cursors: [null], touched: !!state, moveTo: "" });
   }
-  const cursor = tubeState.cursors[tubeState.cursors.length - 1];
+}
+
+function refilter(change) {
+  Object.assign(tubeState, change, { cursors: [null], touched: true });
+  render(false);
+}
+
+/** An input whose value survives the page's auto-refresh (kept in tubeState[key]). */
+function keptInput(key, attrs) {
+  const input = h("input", { ...attrs, value: tubeState[key] });
+  input.addEventListener("input", () => { tubeState[key] = input.value; });
+  return input;
+}
+
+async function tubePage(name, state) {
+  resetTube(name, state);
+  const base = `/api/v1/tubes/${enc(name)}`;
+  const t = await api(base);
+  if (tubeState.cursors.length === 1 && !tubeState.touched) {  // open on the state that has jobs
+    tubeState.state = ["buried", "ready", "delayed", "reserved"].find(s => t[s]) || "buried";
+  }
   const q = new URLSearchParams({ state: tubeState.state, order: tubeState.order, limit: 50 });
+  const cursor = tubeState.cursors[tubeState.cursors.length - 1];
   if (cursor) q.set("cursor", cursor);
   if (tubeState.contains) q.set("contains", tubeState.contains);
-  const page = await api(`/api/v1/tubes/${enc(name)}/jobs?${q}`);
-  const base = `/api/v1/tubes/${enc(name)}`;
-  const filter = { state: tubeState.state, ...(tubeState.contains ? { contains: tubeState.contains } : {}) };
-  const pick = s => () => { Object.assign(tubeState, { state: s, cursors: [null], touched: true }); render(false); };
-  const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
-  search.addEventListener("change", () => { tubeState.contains = search.value; tubeState.cursors = [null]; render(false); });
-  const order = h("select", { id: "order" },
-    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
-    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
-  order.addEventListener("change", () => { tubeState.order = order.value; tubeState.cursors = [null]; render(false); });
-  const pauseFor = h("input", { type: "number", id: "pause-seconds", min: 1, value: 60, style: "width:6em" });
-  const moveTo = h("input", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
-  const kickable = ["buried", "delayed"].includes(tubeState.state);
-  const movable = tubeState.state !== "reserved";
+  const page = await api(`${base}/jobs?${q}`);
   show(
     h("h1", {}, "Tube ", h("code", {}, name), " ",
       t.paused ? h("span", { class: "state delayed" }, `paused, ${ms(t.pause_left_ms)} left`) : null),
     h("div", { class: "cards" }, STATES.map(s =>
       h("div", { class: `card ${s}` }, h("div", { class: "label" }, s), h("div", { class: "value" }, num(t[s])))),
       h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
-    h("div", { class: "toolbar" },
-      t.paused
-        ? h("button", { id: "unpause", onclick: () => act(post(`${base}/unpause`), `Tube ${name} unpaused`) }, "Unpause")
-        : [h("button", { id: "pause", onclick: () => act(post(`${base}/pause`, { seconds: Number(pauseFor.value) }),
-            `Tube ${name} paused`) }, "Pause for"), pauseFor, h("span", { class: "muted" }, "seconds")]),
-    h("div", { class: "tabs" }, STATES.map(s =>
-      h("button", { class: s === tubeState.state ? "active" : "", id: `tab-${s}`, onclick: pick(s) }, `${s} (${num(t[s])})`))),
-    h("div", { class: "toolbar" }, search, order,
-      kickable ? h("button", { id: "kick-all", class: "primary", onclick: () => bulk(`${base}/kick`, filter, "Kick") },
-        tubeState.contains ? "Kick matching…" : `Kick all ${tubeState.state}…`) : null,
-      movable ? h("button", { id: "delete-all", class: "danger", onclick: () => bulk(`${base}/delete`, filter, "Delete") },
-        tubeState.contains ? "Delete matching…" : `Delete all ${tubeState.state}…`) : null,
-      movable ? [moveTo, h("button", { id: "move-all", onclick: () => bulk(`${base}/move`, { ...filter, to: moveTo.value }, "Move") },
-        "Move to tube…")] : null),
+    pauseBar(t, base),
+    h("div", { class: "tabs" }, STATES.map(s => h("button", { class: s === tubeState.state ? "active" : "",
+      id: `tab-${s}`, onclick: () => refilter({ state: s }) }, `${s} (${num(t[s])})`))),
+    bulkBar(base),
     jobTable(page.jobs, `No ${tubeState.state} jobs${tubeState.contains ? " matching the search" : ""}.`),
-    h("div", { class: "toolbar" },
-      h("button", { id: "prev", disabled: tubeState.cursors.length < 2,
-        onclick: () => { tubeState.cursors.pop(); render(false); } }, "‹ Previous"),
-      h("button", { id: "next", disabled: !page.next_cursor,
-        onclick: () => { tubeState.cursors.push(page.next_cursor); render(false); } }, "Next ›"),
-      h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`)));
+    pager(page.next_cursor));
+}
+
+function pauseBar(t, base) {
+  if (t.paused) {
+    return h("div", { class: "toolbar" }, h("button", { id: "unpause",
+      onclick: () => act(post(`${base}/unpause`), `Tube ${t.name} unpaused`) }, "Unpause"));
+  }
+  const seconds = keptInput("pauseSeconds", { type: "number", id: "pause-seconds", min: 1, style: "width:6em" });
+  return h("div", { class: "toolbar" }, h("button", { id: "pause",
+    onclick: () => act(post(`${base}/pause`, { seconds: Number(seconds.value) }), `Tube ${t.name} paused`) },
+    "Pause for"), seconds, h("span", { class: "muted" }, "seconds (no reserves meanwhile)"));
+}
+
+function bulkBar(base) {
+  const st = tubeState.state, searching = Boolean(tubeState.contains);
+  const filter = { state: st, ...(searching ? { contains: tubeState.contains } : {}) };
+  const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
+  search.addEventListener("change", () => refilter({ contains: search.value }));
+  const order = h("select", { id: "order" },
+    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
+    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
+  order.addEventListener("change", () => refilter({ order: order.value }));
+  const moveTo = keptInput("moveTo", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
+  const which = searching ? "matching" : `all ${st}`;
+  return h("div", { class: "toolbar" }, search, order,
+    ["buried", "delayed"].includes(st) ? h("button", { id: "kick-all", class: "primary",
+      onclick: () => bulk(`${base}/kick`, filter, "Kick") }, `Kick ${which}…`) : null,
+    st !== "reserved" ? [h("button", { id: "delete-all", class: "danger",
+      onclick: () => bulk(`${base}/delete`, filter, "Delete") }, `Delete ${which}…`),
+      moveTo, h("button", { id: "move-all", onclick: () => bulk(`${base}/move`, { ...filter, to: moveTo.value }, "Move") },
+        `Move ${which} to tube…`)] : null);
+}
+
+function pager(next) {
+  return h("div", { class: "toolbar" },
+    h("button", { id: "prev", disabled: tubeState.cursors.length < 2,
+      onclick: () => { tubeState.cursors.pop(); render(false); } }, "‹ Previous"),
+    h("button", { id: "next", disabled: !next,
+      onclick: () => { tubeState.cursors.push(next); render(false); } }, "Next ›"),
+    h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`));
 }
 
 function jobActions(job) {
@@ -284,8 +322,9 @@ function jobActions(job) {
       ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
     job.state !== "reserved"
       ? h("button", { class: "danger", "data-delete": id, onclick: async () => {
-          if (await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))
-            act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
+          if (!(await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))) return;
+          if (location.hash.startsWith("#/job/")) location.hash = `#/tube/${enc(job.tube)}`;  // it will be gone
+          act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
         } }, "Delete") : null);
 }
 
@@ -295,7 +334,8 @@ function jobTable(jobs, empty) {
       h("td", {}, h("a", { href: `#/job/${j.id}` }, `#${j.id}`)), h("td", {}, stateBadge(j.state)),
       h("td", { class: "body" }, snippet(j.preview)),
       h("td", { class: "num" }, num(j.pri)), h("td", { class: "num" }, ms(j.age_ms)),
-      h("td", { class: "num" }, j.time_left_ms ? ms(j.time_left_ms) : ""),
+      h("td", { class: "num", title: j.reserved_by ? `reserved by connection ${j.reserved_by}` : null },
+        j.time_left_ms ? ms(j.time_left_ms) : "", j.reserved_by ? h("div", { class: "muted" }, `conn ${j.reserved_by}`) : null),
       h("td", { class: "num" }, j.reserves), h("td", { class: "num" }, j.timeouts),
       h("td", { class: "num" }, j.buries), h("td", { class: "num" }, j.kicks),
       h("td", { class: "num" }, `${num(j.body_size)} B`), h("td", {}, jobActions(j)))), empty);
@@ -388,7 +428,6 @@ async function workersPage() {
   const conns = { "open connections": c.open, producers: c.producers, workers: c.workers,
     "waiting in reserve": c.waiting, "accepted since start": c.total, ...(summary.connections || {}) };
   const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.reserved > 0);
-  const held = await Promise.all(tubes.map(t => api(`/api/v1/tubes/${enc(t.name)}/jobs?state=reserved&limit=100`)));
   show(
     h("h1", {}, "Workers"),
     h("h2", {}, "Connections"),
@@ -403,8 +442,45 @@ async function workersPage() {
       h("td", { class: w.stalled ? "alert" : "" }, `${w.stalled}`, w.stalled ? `: ${(w.stalled_ids || []).join(", ")}` : ""))),
       "No qless workers registered."),
     h("h2", {}, "Reserved jobs by tube (what beanstalkd and Workq workers hold)"),
-    tubes.length ? tubes.map((t, i) => h("section", {}, h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
-      jobTable(held[i].jobs))) : h("div", { class: "empty" }, "No job is reserved right now."));
+    table(["Tube", "Reserved", "Waiting", "Watching", ""], tubes.map(t => h("tr", {},
+      h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)), cell(`w:${t.name}:reserved`, t.reserved),
+      cell(`w:${t.name}:waiting`, t.waiting), cell(`w:${t.name}:watching`, t.watching),
+      h("td", {}, h("a", { href: `#/tube/${enc(t.name)}/reserved` }, "show the reserved jobs")))),
+      "No job is reserved right now."));
+}
+
+async function qlessPage() {
+  const [queues, tracked, recurring] = await Promise.all([api("/api/v1/qless/queues"),
+    api("/api/v1/qless/tracked"), api("/api/v1/qless/recurring")]);
+  const stats = await Promise.all(queues.map(q => api(`/api/v1/qless/stats/${enc(q.name)}`)));
+  const secs = v => (v ? ms(Math.round(v * 1000)) : "—");
+  show(
+    h("h1", {}, "qless"),
+    h("h2", {}, "Queues, with today's statistics (UTC day)"),
+    table(["Queue", "Waiting", "Running", "Stalled", "Scheduled", "Depends", "Recurring", "Paused",
+           "Waited (count, mean)", "Ran (count, mean)", "Failed", "Retries"],
+      queues.map((q, i) => h("tr", {},
+        h("td", {}, h("a", { href: `#/tube/${enc(q.name)}` }, q.name)),
+        ...["waiting", "running", "stalled", "scheduled", "depends", "recurring"].map(k =>
+          cell(`q:${q.name}:${k}`, q[k], k === "stalled" && q[k] ? "alert" : "")),
+        h("td", {}, q.paused ? "paused" : ""),
+        h("td", { class: "num" }, `${num(stats[i].wait.count)}, ${secs(stats[i].wait.mean)}`),
+        h("td", { class: "num" }, `${num(stats[i].run.count)}, ${secs(stats[i].run.mean)}`),
+        cell(`q:${q.name}:failed`, stats[i].failed, stats[i].failed ? "alert" : ""),
+        cell(`q:${q.name}:retries`, stats[i].retries))),
+      "No qless queues yet."),
+    h("h2", {}, "Tracked jobs"),
+    table(["jid", "Class", "State", "Queue", "Worker", "Tags"], tracked.jobs.map(j => h("tr", {},
+      h("td", {}, h("code", {}, j.jid)), h("td", {}, j.klass), h("td", {}, j.state), h("td", {}, j.queue),
+      h("td", {}, j.worker || ""), h("td", {}, (j.tags || []).map(t => h("span", { class: "tag" }, t))))),
+      "No tracked jobs."),
+    tracked.expired.length ? h("p", { class: "muted" }, `Tracked but gone: ${tracked.expired.join(", ")}`) : null,
+    h("h2", {}, "Recurring templates"),
+    table(["jid", "Class", "Queue", "Every", "Spawned", "Priority", "Tags"], recurring.recurring.map(r => h("tr", {},
+      h("td", {}, h("code", {}, r.jid)), h("td", {}, r.klass), h("td", {}, r.queue),
+      h("td", { class: "num" }, ms(r.interval * 1000)), h("td", { class: "num" }, num(r.count)),
+      h("td", { class: "num" }, r.priority), h("td", {}, (r.tags || []).map(t => h("span", { class: "tag" }, t))))),
+      "No recurring jobs."));
 }
 
 async function analyticsPage() {
@@ -429,22 +505,26 @@ async function analyticsPage() {
 
 const ROUTES = [
   [/^#?\/?$/, () => overview(), "overview"],
-  [/^#\/tube\/(.+)$/, m => tubePage(decodeURIComponent(m[1])), "overview"],
+  [/^#\/tube\/([^/]+)\/(ready|reserved|delayed|buried)$/, m => tubePage(decodeURIComponent(m[1]), m[2]), "overview"],
+  [/^#\/tube\/([^/]+)$/, m => tubePage(decodeURIComponent(m[1])), "overview"],
   [/^#\/job\/(\d+)$/, m => jobPage(m[1]), "overview"],
   [/^#\/failures\/(.+)$/, m => failureGroupPage(decodeURIComponent(m[1])), "failures"],
   [/^#\/failures$/, () => failuresPage(), "failures"],
   [/^#\/workers$/, () => workersPage(), "workers"],
-  [/^#\/analytics$/, () => analyticsPage(), "analytics"],
+  [/^#\/analytics$/, () => analyticsPage(), "analytics", "static"],  // no refresh: the report stays put
+  [/^#\/qless$/, () => qlessPage(), "qless"],
 ];
 
-async function render(fresh) {
+async function render(fresh, byTimer) {
   const hash = location.hash || "#/";
   const route = ROUTES.find(([re]) => re.test(hash));
   if (fresh) { lastValues = new Map(); }
   if (!route) { show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Overview"))); return; }
   document.querySelectorAll("nav a").forEach(a => a.classList.toggle("active", a.dataset.page === route[2]));
-  if (document.activeElement && document.activeElement.tagName === "INPUT" && !fresh) return; // typing
+  if (byTimer && document.activeElement && document.activeElement.tagName === "INPUT") return; // typing
+  if (byTimer && route[3] === "static") return;
   try {
+    header();
     await route[1](hash.match(route[0]));
     document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
@@ -462,11 +542,10 @@ async function header() {
 function schedule() {
   clearInterval(refreshTimer);
   refreshTimer = setInterval(() => {
-    if (document.getElementById("auto").checked && document.getElementById("modal").hidden) render(false);
+    if (document.getElementById("auto").checked && document.getElementById("modal").hidden) render(false, true);
   }, REFRESH_MS);
 }
 
 window.addEventListener("hashchange", () => { rateBase = null; render(true); });
-header();
 render(true);
 schedule();

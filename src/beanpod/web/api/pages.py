@@ -1,0 +1,46 @@
+"""A page of a tube's jobs without holding the loop: the tube's ids in the state are
+snapshotted in id order (cheap), then walked from the cursor, oldest or newest first,
+testing each job (its body for a search) in slices across loop turns until the page is
+full. A job is shown as it is when tested."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from beanpod.core import query
+from beanpod.web.api.chunks import CHECK_EVERY, SLICE_SECONDS
+
+if TYPE_CHECKING:
+    from beanpod.core.engine import Engine
+
+
+async def job_page(
+    engine: Engine, flt: query.JobFilter, now: int, after: int | None, newest: bool, size: int
+) -> tuple[list[query.JobView], int | None]:
+    """`size` matching jobs after the id `after`, and the next page's cursor (or None)."""
+    ids = query.candidate_ids(engine, flt)
+    found: list[int] = []
+    started = time.perf_counter()
+    for count, job_id in enumerate(_walk(ids, after, newest), 1):
+        if query.matches(engine, flt, job_id):
+            found.append(job_id)
+            if len(found) > size:
+                break
+        if count % CHECK_EVERY == 0 and time.perf_counter() - started > SLICE_SECONDS:
+            await asyncio.sleep(0)
+            started = time.perf_counter()
+    views = [query.job_view(engine, job_id, now) for job_id in found[:size]]
+    page = [view for view in views if view is not None]  # (gone since: not shown)
+    return page, (found[size - 1] if len(found) > size else None)
+
+
+def _walk(ids: list[int], after: int | None, newest: bool) -> Iterator[int]:
+    if newest:
+        end = len(ids) if after is None else bisect_left(ids, after)
+        return (ids[i] for i in range(end - 1, -1, -1))
+    start = 0 if after is None else bisect_right(ids, after)
+    return iter(ids[start:])
