@@ -79,6 +79,7 @@ class App:
         self._stopped = asyncio.Event()
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
         self.replay = ReplayProgress()  # start-up replay of the log, while it runs
+        self.readiness.progress = self._replayed  # /readyz shows it
         self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
@@ -233,6 +234,10 @@ class App:
                                    EXIT_WAL_DIR) from exc  # fmt: skip
             self.info.wal = self.wal
             self.rearm()
+
+    def _replayed(self) -> tuple[int, int]:
+        """Bytes of the log replayed so far, of its total (for /readyz)."""
+        return self.replay.bytes_done, self.replay.bytes_total
 
     def drain(self) -> None:
         """SIGUSR1: refuse new jobs (put answers DRAINING) until restart."""

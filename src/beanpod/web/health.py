@@ -16,9 +16,9 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
     async def readyz(request: web.Request) -> web.Response:
         state = readiness_state(ctx)
         body: dict[str, object] = {"status": state}
-        if state == "replaying" and ctx.readiness.replay_total:
-            body["replayed"] = ctx.readiness.replay_done
-            body["total"] = ctx.readiness.replay_total
+        done, total = ctx.readiness.replayed()
+        if state == "replaying" and total:
+            body["replayed"], body["total"] = done, total
         return web.json_response(body, status=200 if state == "ready" else 503)
 
     app.router.add_get("/healthz", healthz)

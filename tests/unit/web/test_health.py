@@ -30,6 +30,7 @@ async def get(client: TestClient[Any, Any], path: str) -> tuple[int, Any]:
 
 def test_readyz_follows_readiness() -> None:
     ctx = context()
+    ctx.readiness.progress = None  # progress from the fields
 
     async def run() -> None:
         async with TestClient(TestServer(build_app(ctx))) as client:
@@ -66,5 +67,25 @@ def test_route_groups_get_json_errors() -> None:
             )
             status, body = await get(client, "/broken")
             assert (status, body["status"]) == (500, 500) and "a bug" not in body["error"]
+
+    asyncio.run(run())
+
+
+def test_the_api_waits_for_the_replay() -> None:
+    """While the log replays the engine is half built: the API answers 503, /readyz shows
+    how far the replay got."""
+    ctx = context()
+    ctx.readiness.progress = lambda: (300, 1000)
+
+    async def run() -> None:
+        async with TestClient(TestServer(build_app(ctx))) as client:
+            response = await client.get("/api/v1/summary")
+            assert response.status == 503 and response.headers["Retry-After"] == "1"
+            assert (await response.json())["error"].startswith("starting")
+            assert await get(client, "/readyz") == (
+                503, {"status": "replaying", "replayed": 300, "total": 1000}
+            )  # fmt: skip
+            ctx.readiness.serving = True
+            assert (await client.get("/api/v1/summary")).status == 200
 
     asyncio.run(run())
