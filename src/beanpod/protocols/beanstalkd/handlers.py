@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
@@ -48,13 +47,6 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
     return w.reserved(outcome.id, outcome.body)
 
 
-def _no_room(engine: Engine, nbytes: int = 0) -> bool:
-    """With the WAL on: the disk cannot take the record, so answer OUT_OF_MEMORY before
-    changing anything."""
-    journal = engine.journal
-    return journal is not None and not journal.room(nbytes)
-
-
 def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put <pri> <delay> <ttr> <bytes>\\r\\n<data>\\r\\n"""
     d = s.dialect
@@ -66,7 +58,7 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
         engine.allocate_id()  # beanstalkd has already made the job when it notices
         return w.DRAINING
     _, pri, delay, ttr, body = cmd
-    journal = engine.journal
+    journal = engine.journal  # engine.refuses(len(body)), inlined on the hottest path
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
         return w.OUT_OF_MEMORY
@@ -150,7 +142,7 @@ def release(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.RELEASE] += 1
     _, job_id, pri, delay = cmd
-    if job_id in s.conn.reserved and _no_room(d.engine):
+    if job_id in s.conn.reserved and d.engine.refuses():
         return w.OUT_OF_MEMORY
     return w.RELEASED if d.engine.release(s.conn, job_id, pri, delay * 1000, s.now) else w.NOT_FOUND
 
@@ -159,7 +151,7 @@ def bury(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """bury <id> <pri>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.BURY] += 1
-    if cmd[1] in s.conn.reserved and _no_room(d.engine):
+    if cmd[1] in s.conn.reserved and d.engine.refuses():
         return w.OUT_OF_MEMORY
     return w.BURIED if d.engine.bury(s.conn, cmd[1], cmd[2], s.now) else w.NOT_FOUND
 
@@ -191,7 +183,7 @@ def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.KICK] += 1
     bound = cmd[1]
-    if bound and _no_room(d.engine, min(bound, 4096) * KICK_RECORD):
+    if bound and d.engine.refuses(min(bound, 4096) * KICK_RECORD):
         bound = 0  # like beanstalkd, kick only what the log has room for
     return w.kicked(d.engine.kick(s.conn, s.conn.use, bound, s.now))
 
@@ -200,7 +192,7 @@ def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick-job <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK_JOB] += 1
-    if cmd[1] in d.engine.jobs and _no_room(d.engine):
+    if cmd[1] in d.engine.jobs and d.engine.refuses():
         return w.OUT_OF_MEMORY
     return w.KICKED if d.engine.kick_job(s.conn, cmd[1], s.now) else w.NOT_FOUND
 
@@ -210,7 +202,7 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PAUSE_TUBE] += 1
     _, name, delay = cmd
-    if name in d.engine.tubes and _no_room(d.engine):
+    if name in d.engine.tubes and d.engine.refuses():
         return w.OUT_OF_MEMORY
     return w.PAUSED if d.engine.pause_tube(s.conn, name, delay * 1000, s.now) else w.NOT_FOUND
 
