@@ -8,7 +8,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, deps, moves, tags, throttles
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt
-from beanpod.core.qless.store import SCHED_DUE, worker_of
+from beanpod.core.qless.names import SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless

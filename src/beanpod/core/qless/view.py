@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless.ext import QlessExt, RecurExt, qext
-from beanpod.core.qless.store import state_name
+from beanpod.core.qless.names import state_name
 from beanpod.core.qless.throttles import of_job, queue_throttle
 from beanpod.core.workq.ext import PRI_PIVOT
 
