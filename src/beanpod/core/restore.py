@@ -50,37 +50,16 @@ class _Image:
 
 def restore(engine: Engine, records: Iterable[tuple[int, Record]], now: int) -> Restored:
     """Apply `(segment index, record)` pairs, in log order, to an empty engine."""
-    images: dict[int, _Image] = {}
-    pauses: dict[str, tuple[int, PauseRecord]] = {}
-    next_id = 1
-    states: dict[str, tuple[int, bytes]] = {}
+    log = _Folded()
     for file, rec in records:
-        if isinstance(rec, PutRecord):
-            images.pop(rec.id, None)
-            images[rec.id] = _Image(file, rec)
-            next_id = max(next_id, rec.id + 1)
-        elif isinstance(rec, UpdateRecord):
-            image = images.pop(rec.id, None)
-            if image is not None:  # an update whose job's segment was already dropped
-                image.update = rec
-                images[rec.id] = image  # re-insert: buried jobs keep their bury order
-        elif isinstance(rec, DeleteRecord):
-            images.pop(rec.id, None)
-        elif isinstance(rec, PauseRecord):
-            pauses[rec.tube] = (file, rec)
-        elif isinstance(rec, NextIdRecord):
-            next_id = max(next_id, rec.next_id)
-        elif isinstance(rec, StateRecord):
-            states.pop(rec.key, None)
-            if rec.value:
-                states[rec.key] = (file, rec.value)
-    result = Restored(states=states)
+        log.fold(file, rec)
+    result = Restored(states=log.states)
     with restarting():
-        for image in images.values():
+        for image in log.images.values():
             _place(engine, image, now)
-    result.jobs = len(images)
-    engine.next_id = result.next_id = max(engine.next_id, next_id)
-    for name, (file, pause) in pauses.items():
+    result.jobs = len(log.images)
+    engine.next_id = result.next_id = max(engine.next_id, log.next_id)
+    for name, (file, pause) in log.pauses.items():
         tube = engine.tubes.get(name)
         if tube is not None and pause.pause_ms > 0 and pause.pause_until > now:
             tube.pause_ms = pause.pause_ms
@@ -88,6 +67,42 @@ def restore(engine: Engine, records: Iterable[tuple[int, Record]], now: int) -> 
             engine.timers.arm(pause.pause_until, PAUSE_END, tube)
             result.paused[name] = file
     return result
+
+
+class _Folded:
+    """What the records say so far: later records override earlier ones."""
+
+    def __init__(self) -> None:
+        self.images: dict[int, _Image] = {}
+        self.pauses: dict[str, tuple[int, PauseRecord]] = {}
+        self.next_id = 1
+        self.states: dict[str, tuple[int, bytes]] = {}
+
+    def fold(self, file: int, rec: Record) -> None:
+        images = self.images
+        if isinstance(rec, PutRecord):
+            images.pop(rec.id, None)
+            images[rec.id] = _Image(file, rec)
+            self.next_id = max(self.next_id, rec.id + 1)
+        elif isinstance(rec, UpdateRecord):
+            image = images.pop(rec.id, None)
+            if image is not None:  # an update whose job's segment was already dropped
+                image.update = rec
+                images[rec.id] = image  # re-insert: buried jobs keep their bury order
+        elif isinstance(rec, DeleteRecord):
+            images.pop(rec.id, None)
+        else:
+            self._fold_other(file, rec)
+
+    def _fold_other(self, file: int, rec: Record) -> None:
+        if isinstance(rec, PauseRecord):
+            self.pauses[rec.tube] = (file, rec)
+        elif isinstance(rec, NextIdRecord):
+            self.next_id = max(self.next_id, rec.next_id)
+        elif isinstance(rec, StateRecord):
+            self.states.pop(rec.key, None)
+            if rec.value:
+                self.states[rec.key] = (file, rec.value)
 
 
 def _decode_ext(kind: int, data: bytes) -> JobExt | None:

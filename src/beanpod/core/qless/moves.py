@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import BURIED, COMPLETE, DEPENDS, RESERVED, Job, move
+from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job, move
 from beanpod.core.qless import throttles
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE
-from beanpod.core.workq.ext import PRI_PIVOT
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless

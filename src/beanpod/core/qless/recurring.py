@@ -105,7 +105,7 @@ def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
     ext.count += 1
     opts = put.PutArgs(ext.priority, ext.tags, ext.retries, throttle_ids=ext.throttles)
     jid = f"{ext.jid}-{ext.count}"
-    put._create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
+    put.create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
     child = q.jobs[jid]
     child_ext = moves.ext_of(child)
     child_ext.spawned_from = ext.jid

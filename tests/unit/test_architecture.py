@@ -1,0 +1,152 @@
+"""The seams of docs/architecture.md, checked rather than remembered.
+
+- the import contracts in pyproject.toml ([tool.importlinter]: layers, the extensions
+  above the engine, the web layer through core.query, analytics apart, no cycles);
+- nothing outside core/engine.py, core/tube.py and core/conn.py touches an underscore
+  member of the engine, a tube or a connection (the extensions use the public moves);
+- no function-level imports in the engine's extensions (core/qless, core/workq);
+- the web layer imports from beanpod.core only core.query (also while it is a stub);
+- the WAL-room refusal is asked only through Engine.refuses (beanstalkd put inlines it).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "beanpod"
+CORE = PACKAGE / "core"
+GUARDED = {CORE / "engine.py": "Engine", CORE / "tube.py": "Tube", CORE / "conn.py": "Conn"}
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    yield from sorted(root.rglob("*.py"))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _private_members(path: Path, class_name: str) -> set[str]:
+    """Underscore (not dunder) methods and attributes a class defines on itself."""
+    names: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in ast.walk(node):
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(item.name)
+                elif isinstance(item, ast.Attribute) and _is_self(item.value):
+                    names.add(item.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _where(path: Path) -> str:
+    return str(path.relative_to(SRC)) if path.is_relative_to(SRC) else path.name
+
+
+def private_uses(path: Path, private: set[str]) -> list[str]:
+    """`something._name` uses in `path` of the guarded classes' private names (`self._x`
+    and `cls._x` are the file's own business)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Attribute) and node.attr in private and not _is_self(node.value):
+            found.append(f"{_where(path)}:{node.lineno}: .{node.attr}")
+    return found
+
+
+def function_level_imports(path: Path) -> list[str]:
+    found = []
+    for func in ast.walk(_tree(path)):
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    found.append(f"{_where(path)}:{node.lineno}")
+    return found
+
+
+def core_imports(path: Path) -> list[str]:
+    """The beanpod.core modules `path` imports (at any level)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found += [node.module] if node.module != "beanpod.core" else names
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return [m for m in found if m == "beanpod.core" or m.startswith("beanpod.core.")]
+
+
+def test_import_contracts_hold() -> None:
+    pytest.importorskip("importlinter", reason="import-linter is not installed")
+    root = SRC.parent
+    proc = subprocess.run(
+        [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
+         "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_no_underscore_member_of_engine_tube_or_conn_is_used_outside_its_file() -> None:
+    private = set().union(*(_private_members(p, c) for p, c in GUARDED.items()))
+    assert "_serve" in private  # the scan sees the engine's private methods at all
+    uses = [
+        use
+        for path in _python_files(PACKAGE)
+        if path not in GUARDED
+        for use in private_uses(path, private)
+    ]
+    assert uses == []
+
+
+def test_the_private_use_scan_finds_a_planted_call(tmp_path: Path) -> None:
+    planted = tmp_path / "ext.py"
+    planted.write_text("def f(q):\n    q.engine._serve(q.tube, 0)\n    self._serve()\n")
+    found = private_uses(planted, {"_serve"})
+    assert len(found) == 1 and found[0].endswith(":2: ._serve")
+
+
+@pytest.mark.parametrize("extension", ["qless", "workq"])
+def test_the_extensions_import_at_module_level_only(extension: str) -> None:
+    found = [
+        hit for path in _python_files(CORE / extension) for hit in function_level_imports(path)
+    ]
+    assert found == []
+
+
+def test_the_web_layer_reads_core_only_through_query() -> None:
+    web = PACKAGE / "web"  # none yet: then nothing to check
+    found = [
+        f"{_where(path)}: {module}"
+        for path in (_python_files(web) if web.is_dir() else iter(()))
+        for module in core_imports(path)
+        if module != "beanpod.core.query"
+    ]
+    assert found == []
+
+
+def test_wal_room_is_asked_only_through_engine_refuses() -> None:
+    """journal.room() is called by Engine.refuses and, inlined, by the beanstalkd put
+    handler; storage/ and server/durability.py ask their own writer."""
+    allowed = {CORE / "engine.py", PACKAGE / "protocols" / "beanstalkd" / "handlers.py"}
+    callers = set()
+    for path in _python_files(PACKAGE):
+        if path.is_relative_to(PACKAGE / "storage") or path.name == "durability.py":
+            continue
+        for node in ast.walk(_tree(path)):
+            func = node.func if isinstance(node, ast.Call) else None
+            if isinstance(func, ast.Attribute) and func.attr == "room":
+                callers.add(path)
+    assert callers <= allowed, sorted(str(p) for p in callers - allowed)
