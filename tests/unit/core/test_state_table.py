@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from beanpod.cli import serve as serve_command
 from beanpod.core import job as job_states
 from beanpod.core.engine import Engine
 from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState
@@ -26,6 +28,7 @@ from beanpod.core.qless.api import call
 from beanpod.core.records import NextIdRecord, Record, StateRecord, decode, encode_put
 from beanpod.core.restore import restore
 from beanpod.core.workq import Workq, WorkqError
+from beanpod.server import app
 
 Pair = tuple[JobState | None, JobState | None, bool]  # old, new (None: removed), restarting
 S = JobState
@@ -338,3 +341,21 @@ def test_the_engine_check_refuses_an_undeclared_move(monkeypatch: pytest.MonkeyP
     e.take_out(job)
     with pytest.raises(job_states.IllegalMove, match="ready -> buried"):
         e.make_buried(job)
+
+
+@pytest.mark.parametrize(("args", "env", "checked"), [
+    ([], {}, False),
+    (["--check-moves"], {}, True),
+    ([], {"BEANPOD_CHECK_MOVES": "1"}, True),
+])  # fmt: skip
+def test_serve_turns_the_check_on_for_debugging(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], checked: bool
+) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(app, "serve", lambda config: seen.append(job_states.CHECK_MOVES))
+    monkeypatch.setattr(serve_command, "setup_logging", lambda verbose, log_format: None)
+    monkeypatch.setattr(job_states, "CHECK_MOVES", False)
+    monkeypatch.delenv("BEANPOD_CHECK_MOVES", raising=False)
+    result = CliRunner().invoke(serve_command.serve, ["-p", "0", *args], env=env)
+    assert result.exit_code == 0, result.output
+    assert seen == [checked]
