@@ -150,3 +150,27 @@ def test_wal_room_is_asked_only_through_engine_refuses() -> None:
             if isinstance(func, ast.Attribute) and func.attr == "room":
                 callers.add(path)
     assert callers <= allowed, sorted(str(p) for p in callers - allowed)
+
+
+def test_job_state_is_assigned_only_by_move() -> None:
+    """`job.state = ...` appears once: in core/job.py's move(), which checks the table."""
+    found = []
+    for layer in ("core", "protocols", "server", "cli"):
+        for path in _python_files(PACKAGE / layer):
+            for node in ast.walk(_tree(path)):
+                targets = node.targets if isinstance(node, ast.Assign) else []
+                if isinstance(node, ast.AugAssign | ast.AnnAssign):
+                    targets = [node.target]
+                found += [
+                    f"{_where(path)}:{node.lineno}"
+                    for target in targets
+                    if isinstance(target, ast.Attribute) and target.attr == "state"
+                ]
+    assert found == [f"beanpod/core/job.py:{_line_of_move_assignment()}"]
+
+
+def _line_of_move_assignment() -> int:
+    for node in ast.walk(_tree(CORE / "job.py")):
+        if isinstance(node, ast.FunctionDef) and node.name == "move":
+            return node.body[-1].lineno
+    raise AssertionError("core/job.py has no move()")
