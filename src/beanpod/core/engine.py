@@ -288,7 +288,7 @@ class Engine:
             counts.buried -= 1
         elif state in HELD_STATES:
             pass  # an extension holds it; its destroy hook or move forgets it
-        else:  # pragma: no cover - reserved jobs leave through _unreserve
+        else:  # pragma: no cover - reserved jobs leave through unreserve
             raise AssertionError(f"cannot take out {job!r}")
 
     def make_reserved(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
