@@ -36,8 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--servers",
         default="beanpod,beanstalkd",
-        help="A,B: which implementations to compare (beanpod|beanstalkd); "
-        "'beanstalkd,beanstalkd' is the harness dry run",
+        help="A,B: which implementations to compare (beanpod|beanstalkd|beanpod@DIR: the "
+        "beanpod whose source tree is DIR, for before/after runs); 'beanstalkd,beanstalkd' "
+        "is the harness dry run",
     )
     p.add_argument(
         "--beanpod-cmd",
@@ -74,7 +75,9 @@ def _kind(name: str, args: argparse.Namespace) -> ServerKind:
         if args.beanpod_cmd:
             return ServerKind.beanpod(tuple(shlex.split(args.beanpod_cmd)))
         return ServerKind.beanpod(python=sys.executable)
-    raise SystemExit(f"unknown server {name!r} (beanpod|beanstalkd)")
+    if name.startswith("beanpod@"):  # another checkout's src/, e.g. the commit before a change
+        return ServerKind.beanpod(python=sys.executable, src=name.partition("@")[2])
+    raise SystemExit(f"unknown server {name!r} (beanpod|beanstalkd|beanpod@SRC_DIR)")
 
 
 def _labels(a: str, b: str) -> tuple[str, str]:

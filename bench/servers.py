@@ -35,10 +35,14 @@ class ServerKind:
         return ServerKind("beanstalkd", (binary,))
 
     @staticmethod
-    def beanpod(argv: tuple[str, ...] | None = None, python: str = "python3") -> ServerKind:
+    def beanpod(
+        argv: tuple[str, ...] | None = None, python: str = "python3", src: str | None = None
+    ) -> ServerKind:
+        """beanpod from this repository, or from the source tree `src` (another checkout,
+        for before/after runs)."""
         if argv is not None:
             return ServerKind("beanpod", argv)
-        src = str(REPO / "src")
+        src = src or str(REPO / "src")
         pythonpath = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
         # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
         # port would also clash with any other beanpod on the machine).
@@ -126,7 +130,9 @@ class RunningServer:
         self.argv = argv
         self._log_path = self.datadir / "server.log"
         self._log = open(self._log_path, "wb")  # noqa: SIM115 - closed in stop()
-        env = {**os.environ, **kind.env}
+        # No HTTP listener unless asked (BEANPOD_HTTP=127.0.0.1:0 measures it on): servers
+        # started side by side must not share its default port.
+        env = {"BEANPOD_HTTP": "off", **os.environ, **kind.env}
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

@@ -1,6 +1,14 @@
-"""Every test runs with the job state table checked (production leaves it off: see
-beanpod.core.job.TRANSITIONS): a move the table does not declare raises IllegalMove,
-in process and in the `beanpod serve` processes the tests start."""
+"""Suite-wide settings.
+
+- Every test runs with the job state table checked (production leaves it off: see
+  beanpod.core.job.TRANSITIONS): a move the table does not declare raises IllegalMove,
+  in process and in the `beanpod serve` processes the tests start.
+- Servers started by tests (as processes, which inherit this environment) run without the
+  HTTP listener, so many can run at once without fighting over its default port 11380.
+  Tests of the HTTP surface pass `--http 127.0.0.1:0`, which wins over this.
+"""
+
+from __future__ import annotations
 
 import os
 
@@ -8,3 +16,4 @@ from beanpod.core import job
 
 job.CHECK_MOVES = True
 os.environ["BEANPOD_CHECK_MOVES"] = "1"
+os.environ["BEANPOD_HTTP"] = "off"

@@ -47,7 +47,10 @@ class _Job:
             wait = int(rng.expovariate(1 / 2_000)) if rng.random() < 0.97 else rng.randrange(10**7)
             self.t = max(self.t, ready) + wait
             conn = 100 + rng.randrange(self.workers)
-            self.add("reserve", conn, worker=f"worker-{conn - 100}")
+            if conn % 2:  # a named worker (qless, Workq); a plain beanstalkd client is not
+                self.add("reserve", conn, worker=f"worker-{conn - 100}")
+            else:
+                self.add("reserve", conn, worker=None, peer=f"10.0.0.{conn - 100}:{conn + 40000}")
             self.t += int(rng.expovariate(1 / 500))
             ready = self._outcome(conn)
             if ready is None:
@@ -83,11 +86,15 @@ class _Job:
         return None
 
 
-def generate(out: Path, events: int, days: int = 3, queues: int = 8, seed: int = 7) -> int:
-    """Write about ``events`` events under ``out``; return the exact count."""
+def generate(
+    out: Path, events: int, days: int = 3, queues: int = 8, seed: int = 7,
+    span_ms: int | None = None,
+) -> int:  # fmt: skip
+    """Write about ``events`` events under ``out`` (jobs arriving over ``days``, or over
+    ``span_ms`` when given); return the exact count."""
     rng = random.Random(seed)
     jobs_needed = max(1, events * 10 // 32)  # about 3.2 events per job
-    step = days * DAY_MS / jobs_needed
+    step = (span_ms if span_ms is not None else days * DAY_MS) / jobs_needed
     written, job = 0, 0
     with EventWriter(out) as writer:
         while written < events:
@@ -110,9 +117,11 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--days", type=int, default=3)
+    parser.add_argument("--minutes", type=float, help="arrivals over this many minutes instead")
     args = parser.parse_args()
     started = time.perf_counter()
-    count = generate(args.out, args.events, args.days)
+    span = None if args.minutes is None else int(args.minutes * 60_000)
+    count = generate(args.out, args.events, args.days, span_ms=span)
     print(f"{count} events in {time.perf_counter() - started:.1f}s under {args.out}")
 
 

@@ -40,7 +40,7 @@ PAYLOAD = b"x" * 100
 
 def start_server() -> tuple[subprocess.Popen[str], int, int]:
     cmd = [sys.executable, "-m", "beanpod", "serve", "-l", "127.0.0.1", "-p", "0"]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env = {"BEANPOD_HTTP": "off", **os.environ, "PYTHONPATH": str(REPO / "src")}
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
     deadline = time.monotonic() + 15

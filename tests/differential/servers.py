@@ -208,6 +208,12 @@ class Server:
         log.seek(0)
         return log.read().decode("utf-8", "replace")
 
+    def _serving(self) -> bool:
+        """beanpod opens its port before it has loaded (so scripts can connect at once);
+        the sessions' reply timeouts assume a server that answers now, so wait for its
+        start-up line too."""
+        return self.kind != "beanpod" or "listening on" in self.output()
+
     def _wait_listening(self) -> None:
         assert self.proc is not None
         deadline = time.monotonic() + START_TIMEOUT
@@ -220,7 +226,7 @@ class Server:
             state = _listening_in_proc(self.port, self.proc.pid)
             if state is None:
                 state = _probe_connect(self.port)
-            if state:
+            if state and self._serving():
                 return
             time.sleep(0.003)
         raise ServerStartError(

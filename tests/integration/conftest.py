@@ -7,6 +7,9 @@ import pytest
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
 
+# A sample application's own test suite, run by test_testing_plugin.py through pytester.
+collect_ignore = ["testing_sample"]
+
 
 @pytest.fixture
 def server() -> Iterator[InProcessServer]:

@@ -24,6 +24,8 @@ def test_workload_events_are_logged_in_order(tmp_path: Path) -> None:
     server = SubprocessServer(["--events", str(events_dir)]).start()
     try:
         with greenstalk.Client(("127.0.0.1", server.port), use="jobs", watch="jobs") as c:
+            host, port = c._sock.getsockname()[:2]
+            local = f"{host}:{port}"
             first = c.put("a", priority=5, ttr=1)
             second = c.put("b", delay=0)
             job = c.reserve()
@@ -48,6 +50,7 @@ def test_workload_events_are_logged_in_order(tmp_path: Path) -> None:
     assert by_kind["put"]["queue"] == "jobs" and by_kind["put"]["bytes"] == 1
     assert by_kind["release"]["pri"] == 7 and by_kind["release"]["delay_ms"] == 0
     assert by_kind["kick"]["from"] == "buried"
+    assert by_kind["reserve"]["peer"] == local  # names a worker that gives no name
     assert by_kind["delete"]["state"] == "reserved"
     assert by_kind["pause"]["delay_ms"] == 1000
     assert all(e["v"] == 1 and isinstance(e["ts"], int) for e in events)

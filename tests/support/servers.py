@@ -99,6 +99,17 @@ class SubprocessServer:
         self.kill()
         raise RuntimeError("server did not start:\n" + "".join(self.log))
 
+    def workq_port(self, timeout: float = 10) -> int:
+        """The Workq listener's port, from its "listening on ... (Workq protocol)" line."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.log):
+                m = LISTENING.search(line)
+                if m and "Workq" in line:
+                    return int(m.group(2))
+            time.sleep(0.01)  # the drainer thread is reading the line
+        raise RuntimeError("no Workq listener:\n" + "".join(self.log))
+
     def _drain(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
         for line in self.proc.stderr:

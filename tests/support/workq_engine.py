@@ -17,6 +17,7 @@ U3 = b"6ba7b810-9dad-41d1-80b4-00c04fd430c3"
 class RecordingJournal:
     def __init__(self) -> None:
         self.records: list[tuple[str, int, bytes | None]] = []
+        self.named: dict[str, bytes] = {}
 
     def _ext(self, job: Job) -> bytes | None:
         return None if job.ext is None else job.ext.encode()
@@ -32,6 +33,13 @@ class RecordingJournal:
 
     def record_pause(self, tube: Tube) -> None:
         self.records.append(("pause", 0, None))
+
+    def record_state(self, key: str, value: bytes) -> None:
+        self.records.append(("state", 0, key.encode()))
+        self.named[key] = value
+
+    def states(self, prefix: str) -> dict[str, bytes]:
+        return {k: v for k, v in self.named.items() if k.startswith(prefix) and v}
 
     def room(self, nbytes: int) -> bool:
         return self.has_room

@@ -51,8 +51,8 @@ CACHE_DIR = "_events_parquet"
 MANIFEST = "_beanpod_manifest.json"
 #: Layout version in each manifest: a day stored by another version is parsed again
 #: (1, unversioned: one plain Parquet partition per file; 2: bucketed by job; 3: with
-#: each file's partial aggregates).
-CACHE_VERSION = 3
+#: each file's partial aggregates; 4: with the reserve events' ``peer``).
+CACHE_VERSION = 4
 #: Files per partition, by hash of ``job``; the window runs in this many tasks.
 BUCKETS = 8
 PARTITIONS = ("date", "file")

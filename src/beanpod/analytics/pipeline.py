@@ -35,6 +35,11 @@ LOCAL_CONF = {
 }
 
 
+#: Below this much log the Parquet cache of parsed files costs more than it saves (writing
+#: one small Parquet partition per hourly file dominated a first run of 10k events).
+SMALL_LOG_BYTES = 32 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class Progress:
     """One progress report: a stage started (``seconds`` None) or finished."""
@@ -106,12 +111,14 @@ def read_log(
     day_from: date | None,
     day_to: date | None,
     cache_uri: str | None = None,
+    cache_min_bytes: int = 1,
 ) -> tuple[DataFrame, transforms.Partials]:
-    """Valid events of the folders in the day range (unchanged files from ``cache_uri``)
-    and their per-file partials (from the cache where it keeps them; not yet day-filtered).
+    """Valid events of the folders in the day range (unchanged files from ``cache_uri``,
+    used when the files hold at least ``cache_min_bytes``) and their per-file partials
+    (from the cache where it keeps them; not yet day-filtered).
     """
     files = read.list_event_files(spark, events_uri, day_from, day_to)
-    if cache_uri is not None and files:
+    if cache_uri is not None and sum(f.size for f in files) >= cache_min_bytes:
         return compact.read_events_cached(spark, files, cache_uri)
     events = read.events_of(spark, files)
     return events, transforms.partials_of_log(events)
@@ -173,7 +180,9 @@ def run(
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
-        read_events, read_partials = read_log(spark, events_uri, day_from, day_to, cache_uri)
+        read_events, read_partials = read_log(
+            spark, events_uri, day_from, day_to, cache_uri, SMALL_LOG_BYTES
+        )
         events = in_range(read_events, day_from, day_to)
         partials = read_partials.in_days(day_from, day_to)
         enriched = transforms.with_reservation_times(events)
@@ -192,7 +201,7 @@ def run(
                     kept.append(table)
                 write.write_table(table, out_uri, name, partitions=1 if name != "jobs" else None)
         with stages.stage("report"):
-            report.write_report(spark, out_uri, drawn)
+            report.write_report(spark, out_uri, drawn, enriched)
     finally:
         for frame in kept:
             frame.unpersist()

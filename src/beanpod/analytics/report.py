@@ -17,6 +17,13 @@ from matplotlib.ticker import NullLocator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from beanpod.analytics.report_extras import (
+    PERCENTILES,
+    ReportExtras,
+    bin_edges_ms,
+    collect_extras,
+    format_ms,
+)
 from beanpod.analytics.write import table_uri
 
 MAX_QUEUES = 12
@@ -38,6 +45,7 @@ class ReportData:
     histograms: list[Row] = field(default_factory=list)
     failures: list[Row] = field(default_factory=list)
     workers: list[Row] = field(default_factory=list)
+    extras: ReportExtras = field(default_factory=ReportExtras)
 
 
 def bucket_sort_key(bucket: str) -> tuple[int, int, int]:
@@ -78,20 +86,88 @@ def _img(fig: Figure, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
 
 
-def throughput_chart(rows: list[Row], queue: str) -> str:
-    """Puts, reserves and done per UTC hour."""
-    rows = sorted(rows, key=lambda r: r["hour"])
+_WIDTH_NAMES = {1_000: "second", 10_000: "10 s", 60_000: "minute", 300_000: "5 min",
+                900_000: "15 min", 3_600_000: "hour"}  # fmt: skip
+
+
+def throughput_chart(rows: list[Row], queue: str, extras: ReportExtras) -> str:
+    """Puts, reserves and done per time bucket, the axis spanning the log's first to last
+    event (buckets from a second to an hour, by span); hourly rows when no extras."""
+    width = extras.bucket_ms
+    if extras.throughput:
+        points = sorted((r for r in extras.throughput if r["queue"] == queue), key=_t)
+        times = [_days(r["t"]) for r in points]
+    else:
+        points, width = sorted(rows, key=lambda r: r["hour"]), 3_600_000
+        times = [_days(_ms_of(r["hour"])) for r in points]
     fig = Figure(figsize=(8, 2.8))
     fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.24)
     ax = fig.subplots()
-    hours = [r["hour"] for r in rows]
     for column, style in (("put", "-"), ("reserves", "--"), ("done", ":")):
-        ax.plot(hours, [r[column] for r in rows], style, label=column, marker=".")
-    ax.set_title(f"{queue}: throughput per hour (UTC)")
-    ax.set_ylabel("events / hour")
+        ax.plot(times, [r[column] for r in points], style, label=column, marker=".")
+    if extras.first_ts is not None and extras.last_ts is not None:
+        end = max(extras.last_ts, extras.first_ts + width)
+        ax.set_xlim(_days(extras.first_ts), _days(end))
+    ax.xaxis_date(UTC)
+    name = _WIDTH_NAMES.get(width, f"{width // 1000} s")
+    ax.set_title(f"{queue}: throughput per {name} (UTC)")
+    ax.set_ylabel(f"events / {name}")
+    ax.set_ylim(bottom=0)
     ax.legend(loc="upper left")
     fig.autofmt_xdate(bottom=0.24)
-    return _img(fig, f"throughput of {queue}")
+    return _img(fig, f"throughput of {queue} per {name}")
+
+
+def _t(row: Row) -> int:
+    return int(row["t"])
+
+
+def _days(ms: int) -> float:
+    """Matplotlib's date number (days since its 1970 epoch) of a millisecond instant."""
+    return ms / 86_400_000
+
+
+def _ms_of(moment: datetime) -> int:
+    """A table's timestamp (naive ones are UTC: the session's time zone) in ms."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+#: Log-axis ticks people read at a glance (ms -> label), instead of powers of ten of ms.
+_TIME_TICKS = {0.1: "0.1ms", 1: "1ms", 10: "10ms", 100: "100ms", 1_000: "1s", 10_000: "10s",
+               60_000: "1min", 600_000: "10min", 3_600_000: "1h", 36_000_000: "10h",
+               86_400_000: "1d", 604_800_000: "7d"}  # fmt: skip
+
+
+def _time_ticks(ax: Any, low: float, high: float) -> None:
+    ticks = [t for t in _TIME_TICKS if low <= t <= high]
+    ax.set_xticks(ticks, [_TIME_TICKS[t] for t in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def fine_histogram_chart(rows: list[Row], queue: str) -> str:
+    """Wait and run histograms on a log time axis, three bins per decade from 1 ms (the
+    tables keep qless's one-second buckets, too coarse for millisecond jobs)."""
+    fig = Figure(figsize=(8, 2.8))
+    fig.subplots_adjust(left=0.11, right=0.98, top=0.8, bottom=0.18, wspace=0.35)
+    axes = fig.subplots(1, 2)
+    for ax, kind in zip(axes, ("wait", "run"), strict=True):
+        counts = {r["bin"]: r["count"] for r in rows if r["kind"] == kind}
+        if not counts:
+            ax.set_axis_off()
+            continue
+        bins = range(min(counts), max(counts) + 1)
+        edges = [bin_edges_ms(bins[0])[0] or 0.1] + [bin_edges_ms(b)[1] for b in bins]
+        color = "tab:blue" if kind == "wait" else "tab:green"
+        ax.stairs([counts.get(b, 0) for b in bins], edges, fill=True, color=color)
+        ax.set_xscale("log")
+        _time_ticks(ax, edges[0], edges[-1])
+        ax.set_title(f"{kind} time")
+        ax.set_xlabel(f"{kind} time (log scale)")
+        ax.set_ylabel("reservations")
+    fig.suptitle(f"{queue}: wait and run histograms")
+    return _img(fig, f"histograms of {queue}")
 
 
 def histogram_chart(rows: list[Row], queue: str) -> str:
@@ -120,8 +196,8 @@ def histogram_chart(rows: list[Row], queue: str) -> str:
 def percentile_chart(rows: list[Row], queue: str) -> str:
     """p50/p95/p99 of wait and run per UTC day, in seconds."""
     rows = sorted(rows, key=lambda r: r["day"])
-    fig = Figure(figsize=(8, 2.8))
-    fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.25, wspace=0.2)
+    fig = Figure(figsize=(8, 3.0))
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.9, bottom=0.3, wspace=0.25)
     axes = fig.subplots(1, 2)
     for ax, kind in zip(axes, ("wait", "run"), strict=True):
         for p in ("p50", "p95", "p99"):
@@ -135,17 +211,27 @@ def percentile_chart(rows: list[Row], queue: str) -> str:
         # Plain numbers: symlog's default labels are mathtext, parsed per tick per draw.
         ax.yaxis.set_major_formatter("{x:g}")
         ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_title(f"{kind} percentiles by UTC day (seconds)")
+        ax.set_title(f"{kind} percentiles by UTC day")
+        ax.set_ylabel("seconds")
+        ax.set_xlabel("UTC day")
         ax.legend(loc="upper left", fontsize=7)
         ax.tick_params(axis="x", labelrotation=45, labelsize=7)
     return _img(fig, f"percentiles of {queue}")
 
 
-def failures_chart(rows: list[Row], queue: str) -> str:
-    """Fails per group over the report's days."""
+def failure_counts(failures: list[Row], daily: list[Row]) -> dict[str, int]:
+    """Fails per group, and buried jobs as failures ("buried": beanstalkd's way to fail)."""
     counts: dict[str, int] = defaultdict(int)
-    for row in rows:
+    for row in failures:
         counts[row["group"]] += row["count"]
+    buries = sum(r["buries"] for r in daily)
+    if buries:
+        counts["buried"] += buries
+    return counts
+
+
+def failures_chart(counts: dict[str, int], queue: str) -> str:
+    """Failures per group over the report's span."""
     groups = sorted(counts, key=lambda g: (-counts[g], g))[:15]
     fig = _bar_figure(len(groups), bottom=0.3)
     ax = fig.subplots()
@@ -156,24 +242,48 @@ def failures_chart(rows: list[Row], queue: str) -> str:
 
 def workers_chart(rows: list[Row]) -> str:
     """Busiest connections by busy time."""
-    labels = [f"{r['worker'] or '-'} (conn {r['conn']})" for r in rows][::-1]
+    labels = [r["worker"] or f"connection {r['conn']}" for r in rows][::-1]
     fig = _bar_figure(len(rows), bottom=0.55)
     ax = fig.subplots()
     ax.barh(labels, [r["busy_ms"] / 1000 for r in rows][::-1], color="tab:purple")
     ax.set_xlabel("busy seconds (sum of run of its reservations)")
     ax.set_title("busiest workers")
-    return _img(fig, "busiest workers")
+    return _img(fig, "busiest workers: " + ", ".join(labels[::-1]))
+
+
+_PCT_NAMES = [f"p{round(p * 100)}" for p in PERCENTILES]
+_COUNT_COLUMNS = ("put", "reserves", "done", "failed", "timeouts")
 
 
 def _summary_table(data: ReportData, queues: list[str]) -> str:
-    columns = ("put", "reserves", "deletes", "completes", "fails", "timeouts", "buries")
-    head = "".join(f"<th>{c}</th>" for c in ("queue", *columns))
-    body = []
-    for queue in queues:
-        rows = [r for r in data.queue_daily if r["queue"] == queue]
-        cells = "".join(f"<td>{sum(r[c] for r in rows)}</td>" for c in columns)
-        body.append(f"<tr><td>{html.escape(queue)}</td>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    """Per queue: wait and run percentiles over the whole span first, then counts."""
+    head = (
+        '<tr><th rowspan="2">queue</th><th colspan="3">wait</th><th colspan="3">run</th>'
+        f'<th colspan="{len(_COUNT_COLUMNS)}">jobs</th></tr><tr>'
+        + "".join(f"<th>{p}</th>" for p in _PCT_NAMES * 2)
+        + "".join(f"<th>{c}</th>" for c in _COUNT_COLUMNS)
+        + "</tr>"
+    )
+    body = [_summary_row(data, queue) for queue in queues]
+    return f"<table>{head}{''.join(body)}</table>"
+
+
+def _summary_row(data: ReportData, queue: str) -> str:
+    rows = [r for r in data.queue_daily if r["queue"] == queue]
+
+    def total(*columns: str) -> int:
+        return sum(r[c] for r in rows for c in columns)
+
+    counts = {
+        "put": total("put"), "reserves": total("reserves"), "done": total("deletes", "completes"),
+        "failed": total("fails", "buries"), "timeouts": total("timeouts"),
+    }  # fmt: skip
+    cells = []
+    for kind in ("wait", "run"):
+        values = data.extras.percentiles.get((queue, kind), [None] * len(PERCENTILES))
+        cells += [f"<td>{format_ms(v)}</td>" for v in values]
+    cells += [f"<td>{counts[c]:,}</td>" for c in _COUNT_COLUMNS]
+    return f"<tr><td>{html.escape(queue)}</td>{''.join(cells)}</tr>"
 
 
 def _queue_section(data: ReportData, queue: str) -> str:
@@ -181,12 +291,18 @@ def _queue_section(data: ReportData, queue: str) -> str:
         return [r for r in rows if r["queue"] == queue]
 
     parts = [f"<h2>Queue {html.escape(queue)}</h2>"]
-    parts.append(throughput_chart(of(data.throughput_hourly), queue))
-    if of(data.histograms):
+    parts.append(throughput_chart(of(data.throughput_hourly), queue, data.extras))
+    fine = of(data.extras.fine_histograms)
+    if fine:
+        parts.append(fine_histogram_chart(fine, queue))
+    elif of(data.histograms):
         parts.append(histogram_chart(of(data.histograms), queue))
-        parts.append(percentile_chart(of(data.queue_daily), queue))
-    if of(data.failures):
-        parts.append(failures_chart(of(data.failures), queue))
+    daily = of(data.queue_daily)
+    if len({r["day"] for r in daily}) > 1 and of(data.histograms):
+        parts.append(percentile_chart(daily, queue))  # one day: the summary has them
+    failures = failure_counts(of(data.failures), daily)
+    if failures:
+        parts.append(failures_chart(failures, queue))
     return "<section>" + "\n".join(parts) + "</section>"
 
 
@@ -194,8 +310,7 @@ def render_html(data: ReportData) -> str:
     """The whole report as one self-contained HTML page."""
     queues = busiest_queues(data)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    days = sorted({r["day"] for r in data.queue_daily})
-    span = f"{days[0]} to {days[-1]}" if days else "no events"
+    span = _span(data)
     sections = [_queue_section(data, q) for q in queues]
     workers = workers_chart(data.workers) if data.workers else "<p>No reservations.</p>"
     return _PAGE.format(
@@ -205,6 +320,16 @@ def render_html(data: ReportData) -> str:
     )  # fmt: skip
 
 
+def _span(data: ReportData) -> str:
+    first, last = data.extras.first_ts, data.extras.last_ts
+    if first is None or last is None:
+        days = sorted({r["day"] for r in data.queue_daily})
+        return f"{days[0]} to {days[-1]} (UTC days)" if days else "no events"
+    start = datetime.fromtimestamp(first / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    end = datetime.fromtimestamp(last / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{start} to {end} UTC ({format_ms(last - first)})"
+
+
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>beanpod queue report</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:auto;padding:1em}}
@@ -212,8 +337,10 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px;te
 td:first-child{{text-align:left}}img{{max-width:100%;display:block;margin:0.5em 0}}
 section{{border-top:1px solid #ddd;margin-top:1em}}</style></head><body>
 <h1>beanpod queue report</h1>
-<p>Events from {span} (UTC days); generated {generated}. Showing the {shown} busiest of
-{total} queues.</p>
+<p>Events from {span}; generated {generated}. Showing the {shown} busiest of
+{total} queues. Wait: from ready to reserved; run: from reserved to its end (delete,
+release, bury, timeout, complete, fail). Percentiles over the whole span (approximate to
+0.01 %); failed counts fails and buried jobs.</p>
 {summary}
 {sections}
 <section><h2>Workers</h2>{workers}</section>
@@ -222,9 +349,13 @@ section{{border-top:1px solid #ddd;margin-top:1em}}</style></head><body>
 
 
 def collect(
-    spark: SparkSession, out_uri: str, tables: Mapping[str, DataFrame] | None = None
+    spark: SparkSession,
+    out_uri: str,
+    tables: Mapping[str, DataFrame] | None = None,
+    enriched: DataFrame | None = None,
 ) -> ReportData:
-    """Keep what the charts need from ``tables`` (else read the written tables back)."""
+    """Keep what the charts need from ``tables`` (else read the written tables back) and
+    the extra series from ``enriched`` (the per-event frame; without it, the tables')."""
 
     def table(name: str) -> DataFrame:
         if tables is not None and name in tables:
@@ -247,6 +378,7 @@ def collect(
         histograms=rows("histograms"),
         failures=rows("failures"),
         workers=[r.asDict() for r in workers.collect()],
+        extras=collect_extras(enriched) if enriched is not None else ReportExtras(),
     )
 
 
@@ -264,9 +396,12 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
 
 
 def write_report(
-    spark: SparkSession, out_uri: str, tables: Mapping[str, DataFrame] | None = None
+    spark: SparkSession,
+    out_uri: str,
+    tables: Mapping[str, DataFrame] | None = None,
+    enriched: DataFrame | None = None,
 ) -> str:
     """Render ``OUT/report.html`` from ``tables`` or the tables under ``out_uri``."""
     uri = f"{out_uri.rstrip('/')}/report.html"
-    write_text(spark, uri, render_html(collect(spark, out_uri, tables)))
+    write_text(spark, uri, render_html(collect(spark, out_uri, tables, enriched)))
     return uri

@@ -321,14 +321,18 @@ def throughput_hourly(enriched: DataFrame, hourly: DataFrame | None = None) -> D
 
 
 def worker_name_partials(events: DataFrame, by: tuple[str, ...] = ("file_rank",)) -> DataFrame:
-    """Per file (``by``), connection and UTC day: the worker name of the latest reserve.
+    """Per file (``by``), connection and UTC day: the worker name of the latest reserve,
+    else its peer address (a beanstalkd client gives no name; the server knows where it
+    connects from).
 
     Partial like :func:`failure_partials` (the cache keeps one per log file); merged by
-    :func:`worker_names`. Reads the log's rows (which keep ``worker``) with ``day``.
+    :func:`worker_names`. Reads the log's rows (``worker``, ``peer``) with ``day``.
     """
-    ev = F.col("event")
-    named = events.where((ev == RESERVE) & F.col("worker").isNotNull() & F.col("conn").isNotNull())
-    return _latest_in_file(named, [*by, "conn", "day"], "worker", "worker")
+    name = F.coalesce(F.col("worker"), F.col("peer"))
+    named = events.where((F.col("event") == RESERVE) & name.isNotNull() & F.col("conn").isNotNull())
+    return _latest_in_file(
+        named.withColumn("worker", name), [*by, "conn", "day"], "worker", "worker"
+    )
 
 
 def worker_names(partials: DataFrame) -> DataFrame:

@@ -9,14 +9,17 @@ import click
 from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
+from beanpod.cli.serve_edge import edge_options, edge_settings
 from beanpod.core import job as job_states
 from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
+from beanpod.server.clock import make_clock
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
 from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
 from beanpod.storage.recovery import CorruptLog
 from beanpod.storage.segments import WalLocked
+from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -110,10 +113,39 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 @click.option(
     "--clock",
-    type=click.Choice(["real", "manual"]),
     default="real",
     show_default=True,
-    help="manual: time stands still until a qless request's `now` moves it (for tests).",
+    callback=lambda _ctx, _param, value: check_clock(value),
+    help="real, manual or manual:SECONDS (a start time): a manual clock stands still until "
+    "a qless request's `now` moves it (for tests).",
+)
+@click.option(
+    "--http",
+    "http",
+    default=DEFAULT_HTTP,
+    show_default=True,
+    help="HTTP listener for /metrics, /healthz, /readyz, the API and dashboard "
+    "(ADDR:PORT, or off).",
+)
+@click.option(
+    "--http-token",
+    "http_token",
+    type=click.Path(dir_okay=False),
+    help="File holding the HTTP access token; every HTTP request must then carry it "
+    "(required with a non-loopback --http).",
+)
+@click.option(
+    "--metrics-max-tubes",
+    default=500,
+    show_default=True,
+    type=click.IntRange(0),
+    help='Tubes /metrics exports by name; the rest add up under tube="_other".',
+)
+@click.option(
+    "--analytics",
+    "analytics_dir",
+    type=click.Path(file_okay=False),
+    help="The OUT directory of `beanpod analyze`: the dashboard's analytics page shows it.",
 )
 @click.option(
     "--log-format",
@@ -137,12 +169,14 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="Check every job state change against the state table (debugging; slower).",
 )
 @click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
+@edge_options
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None, clock: str, log_format: str, check_moves: bool,
-    print_config: bool,
+    segment_size: int, events_dir: str | None, clock: str, http: str, http_token: str | None,
+    metrics_max_tubes: int, analytics_dir: str | None, log_format: str, check_moves: bool,
+    print_config: bool, **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     if print_config:
@@ -157,7 +191,9 @@ def serve(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
-        events_dir=events_dir, clock=clock,
+        events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
+        metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
+        edge=edge_settings(edge),
     )  # fmt: skip
     try:
         run_server(config)
@@ -177,9 +213,25 @@ def serve(
 bind_environment(serve)
 
 
+def check_clock(kind: str) -> str:
+    """--clock: refuse an unknown clock as a usage error (exit 2)."""
+    try:
+        make_clock(kind)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return kind
+
+
 def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
     """--workq-port 0 disables Workq; unset means 9922, or a free port when -p 0 (so
     scripts and tests that ask for free ports never collide on 9922)."""
     if option is None:
         return 0 if beanstalkd_port == 0 else WORKQ_PORT
     return option or None
+
+
+def _http_address(text: str) -> tuple[str, int] | None:
+    try:
+        return parse_http_address(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--http'") from None

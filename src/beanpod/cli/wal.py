@@ -51,7 +51,7 @@ def verify(directory: Path, do_salvage: bool) -> None:
         bad.append(str(exc))
         restored = None
     for r in reader.reports:
-        state = "ok"
+        state = "unused (preallocated, no records yet)" if r.unused else "ok"
         if r.damage:
             what = "torn tail (truncated at start-up)" if r.torn else "CORRUPT"
             state = "; ".join(f"{what} at offset {d.offset}: {d.reason}" for d in r.damage)

@@ -21,17 +21,22 @@ from typing import Any
 from beanpod.client.qless_conn import DEFAULT_PORT, Connection, QlessError
 from beanpod.client.qless_events import Events, Message
 from beanpod.client.qless_throttles import Throttle, Throttles
+from beanpod.client.reconnect import DEFAULT, Backoff
 
-__all__ = ["Client", "Job", "Message", "QlessError", "Queue", "RecurringJob", "Throttle"]
+__all__ = [
+    "Backoff", "Client", "Job", "Message", "QlessError", "Queue", "RecurringJob", "Throttle",
+]  # fmt: skip
 
 
 class Client:
     """A connection plus qless's collections: `queues`, `jobs`, `workers`, `config`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 worker_name: str | None = None, timeout: float | None = 30) -> None:  # fmt: skip
+                 worker_name: str | None = None, timeout: float | None = 30,
+                 backoff: Backoff | None = DEFAULT) -> None:  # fmt: skip
         self.host, self.port = host, port
-        self.conn = Connection(host, port, timeout)
+        self.backoff = backoff  # reconnecting (beanpod.client.reconnect); None: fail fast
+        self.conn = Connection(host, port, timeout, backoff)
         self.worker_name = worker_name or f"{socket.gethostname()}-{os.getpid()}"
         self.queues = Queues(self)
         self.jobs = Jobs(self)
@@ -47,6 +52,7 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        """Close the connection to the server."""
         self.conn.close()
 
     def call(self, fn: str, *args: Any) -> Any:
@@ -54,9 +60,11 @@ class Client:
         return self.conn.call(fn, *args)
 
     def track(self, jid: str) -> bool:
+        """Track job `jid` (its events reach `Events` subscribers); True if it exists."""
         return bool(self.call("track", "track", jid))
 
     def untrack(self, jid: str) -> bool:
+        """Stop tracking job `jid`; True if it was tracked."""
         return bool(self.call("track", "untrack", jid))
 
     def tags(self, offset: int = 0, count: int = 25) -> list[str]:
@@ -118,6 +126,7 @@ class Job:
         return str(self.client.call("complete", *args))
 
     def fail(self, group: str, message: str) -> str:
+        """Fail the job into failure `group` with `message`; returns its jid."""
         return str(self.client.call("fail", self.jid, self._worker(), group, message, self._data()))
 
     def heartbeat(self) -> float:
@@ -135,40 +144,51 @@ class Job:
         return int(self.client.call("retry", *args))
 
     def cancel(self) -> list[str]:
+        """Cancel the job and the jobs that depend on it; returns the cancelled jids."""
         return list(self.client.call("cancel", self.jid))
 
     def move(self, queue: str, delay: float = 0, depends: list[str] | None = None) -> str:
+        """Put the job in `queue` (after `delay` seconds, behind `depends`); returns its jid."""
         extra: list[Any] = [] if depends is None else ["depends", depends]
         return str(self.client.call("put", self.client.worker_name, queue, self.jid,
                                     self.klass, self._data(), delay, *extra))  # fmt: skip
 
     def track(self) -> bool:
+        """Track this job; True if it exists."""
         return self.client.track(self.jid)
 
     def untrack(self) -> bool:
+        """Stop tracking this job; True if it was tracked."""
         return self.client.untrack(self.jid)
 
     def tag(self, *tags: str) -> list[str]:
+        """Add `tags`; returns the job's tags afterwards."""
         self.tags = list(self.client.call("tag", "add", self.jid, *tags))
         return self.tags
 
     def untag(self, *tags: str) -> list[str]:
+        """Remove `tags`; returns the job's tags afterwards."""
         self.tags = list(self.client.call("tag", "remove", self.jid, *tags))
         return self.tags
 
     def set_priority(self, priority: int) -> None:
+        """Change the job's priority (higher pops first)."""
         self.priority_value = int(self.client.call("priority", self.jid, priority))
 
     def depend(self, *jids: str) -> bool:
+        """Make the job wait for `jids` as well (only while it is in state depends)."""
         return bool(self.client.call("depends", self.jid, "on", *jids))
 
     def undepend(self, *jids: str) -> bool:
+        """Drop the dependencies on `jids` (all of them when none are given)."""
         return bool(self.client.call("depends", self.jid, "off", *(jids or ("all",))))
 
     def log(self, message: str, data: dict[str, Any] | None = None) -> None:
+        """Append `message` (and `data`) to the job's history."""
         self.client.call("log", self.jid, message, *([] if data is None else [data]))
 
     def timeout(self) -> None:
+        """Expire the job's lock now, as if its worker had stopped heart-beating."""
         self.client.call("timeout", self.jid)
 
 
@@ -195,12 +215,15 @@ class RecurringJob:
         self.view = self.client.call("recur.get", self.jid)
 
     def tag(self, *tags: str) -> list[str]:
+        """Add `tags` to the template (its spawned jobs carry them); returns them."""
         return list(self.client.call("recur.tag", self.jid, *tags))
 
     def untag(self, *tags: str) -> list[str]:
+        """Remove `tags` from the template; returns its tags afterwards."""
         return list(self.client.call("recur.untag", self.jid, *tags))
 
     def cancel(self) -> bool:
+        """Stop the recurrence (spawned jobs stay); True if it existed."""
         return bool(self.client.call("unrecur", self.jid))
 
 
@@ -243,14 +266,17 @@ class Queue:
         return Throttle(self.client, f"ql:q:{self.name}")
 
     def pop(self, count: int = 1) -> list[Job]:
+        """Take up to `count` jobs to work on, locked to this client's worker name."""
         views = self.client.call("pop", self.name, self.client.worker_name, count)
         return [Job(self.client, view) for view in views]
 
     def peek(self, count: int = 1) -> list[Job]:
+        """Look at up to `count` jobs that a pop would return, without taking them."""
         return [Job(self.client, view) for view in self.client.call("peek", self.name, count)]
 
     @property
     def counts(self) -> dict[str, Any]:
+        """The queue's counts by state (waiting, running, scheduled, ...), paused."""
         return dict(self.client.call("queues", self.name))
 
     def stats(self, date: float | None = None) -> dict[str, Any]:
@@ -258,12 +284,15 @@ class Queue:
         return dict(self.client.call("stats", self.name, time.time() if date is None else date))
 
     def jobs(self, state: str, offset: int = 0, count: int = 25) -> list[str]:
+        """Jids in `state` (running, stalled, scheduled, depends, recurring) in this queue."""
         return list(self.client.call("jobs", state, self.name, offset, count))
 
     def pause(self) -> None:
+        """Stop handing out this queue's jobs (put still works)."""
         self.client.call("pause", self.name)
 
     def unpause(self) -> None:
+        """Hand out this queue's jobs again."""
         self.client.call("unpause", self.name)
 
     def __len__(self) -> int:
@@ -279,6 +308,7 @@ class Queues:
 
     @property
     def counts(self) -> list[dict[str, Any]]:
+        """Every queue's counts by state, as `Queue.counts` shows one."""
         return list(self.client.call("queues"))
 
 
@@ -294,21 +324,26 @@ class Jobs:
         return None if recur is None else RecurringJob(self.client, recur)
 
     def get(self, *jids: str) -> list[Job | None]:
+        """The jobs with these jids (None for each one that does not exist)."""
         views = self.client.call("multiget", *jids)
         return [None if v is None else Job(self.client, v) for v in views]
 
     def complete(self, offset: int = 0, count: int = 25) -> list[str]:
+        """Jids of completed jobs, newest first."""
         return list(self.client.call("jobs", "complete", offset, count))
 
     def tracked(self) -> dict[str, Any]:
+        """Tracked jobs (`jobs`) and the tracked jids that no longer exist (`expired`)."""
         found = self.client.call("track")
         return {"jobs": [Job(self.client, v) for v in found["jobs"]],
                 "expired": found["expired"]}  # fmt: skip
 
     def tagged(self, tag: str, offset: int = 0, count: int = 25) -> dict[str, Any]:
+        """Jids carrying `tag` (`jobs`) and how many there are (`total`)."""
         return dict(self.client.call("tag", "get", tag, offset, count))
 
     def failed(self, group: str | None = None, start: int = 0, limit: int = 25) -> Any:
+        """Failure groups with their counts, or one group's failed jobs."""
         if group is None:
             return self.client.call("failed")
         return self.client.call("failed", group, start, limit)
@@ -320,12 +355,14 @@ class Workers:
 
     @property
     def counts(self) -> list[dict[str, Any]]:
+        """Every worker with how many jobs it holds and how many have stalled."""
         return list(self.client.call("workers"))
 
     def __getitem__(self, name: str) -> dict[str, list[str]]:
         return dict(self.client.call("workers", name))
 
     def deregister(self, *names: str) -> None:
+        """Forget these workers (their jobs keep their locks)."""
         self.client.call("worker.deregister", *names)
 
 
@@ -345,6 +382,7 @@ class Config:
         self.client.call("config.unset", key)
 
     def all(self) -> dict[str, Any]:
+        """Every setting with its value (defaults included)."""
         return dict(self.client.call("config.get"))
 
     def __iter__(self) -> Iterator[str]:

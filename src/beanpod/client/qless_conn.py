@@ -9,6 +9,8 @@ import json
 import socket
 from typing import Any
 
+from beanpod.client.reconnect import DEFAULT, Backoff
+
 DEFAULT_PORT = 11300
 
 
@@ -22,26 +24,59 @@ class QlessError(Exception):
 
 
 class Connection:
-    """One socket to a beanpod server. Not thread-safe: one per thread."""
+    """One socket to a beanpod server. Not thread-safe: one per thread.
 
-    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 timeout: float | None = 30) -> None:  # fmt: skip
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    A lost connection is re-opened with `backoff` (beanpod.client.reconnect) and the
+    call in progress sent again: qless calls name their job and worker, so a resent
+    call either repeats what already happened (a heartbeat, a put of the same jid) or
+    is refused with qless's own words (a complete already done: QlessError)."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, timeout: float | None = 30,
+        backoff: Backoff | None = DEFAULT,
+    ) -> None:  # fmt: skip
+        self.address = (host, port)
+        self.timeout = timeout
+        self.backoff = backoff
+        self.sock: socket.socket | None = None
         self._buf = bytearray()
+        if backoff is None:
+            self._connect()
+        else:
+            backoff.retrying()(self._connect)
 
     def close(self) -> None:
-        self.sock.close()
+        """Close the socket; a later call reconnects."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _connect(self) -> socket.socket:
+        self.close()
+        sock = socket.create_connection(self.address, timeout=self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buf.clear()
+        self.sock = sock
+        return sock
 
     def call(self, fn: str, *args: Any) -> Any:
         """Run qless function `fn` on the server and return its JSON result."""
         body = json.dumps({"fn": fn, "args": list(args)}, separators=(",", ":")).encode()
-        self.sock.sendall(b"qless %d\r\n%s\r\n" % (len(body), body))
-        line = self._line()
-        if line.startswith(b"OK "):
-            size = int(line[3:])
-            data = self._exactly(size + 2)
-            return json.loads(data[:size])
+        data = b"qless %d\r\n%s\r\n" % (len(body), body)
+        if self.backoff is None:
+            return self._exchange(data)
+        return self.backoff.retrying()(self._exchange, data)
+
+    def _exchange(self, data: bytes) -> Any:
+        try:
+            (self.sock or self._connect()).sendall(data)
+            line = self._line()
+            if line.startswith(b"OK "):
+                size = int(line[3:])
+                return json.loads(self._exactly(size + 2)[:size])
+        except OSError:
+            self.close()
+            raise
         if line.startswith(b"QLESS_ERROR "):
             raise QlessError(line[12:].decode("utf-8", "replace"))
         raise QlessError(line.decode("ascii", "replace"))  # DRAINING, JOB_TOO_BIG, ...
@@ -61,6 +96,7 @@ class Connection:
         return data
 
     def _fill(self) -> None:
+        assert self.sock is not None
         chunk = self.sock.recv(65536)
         if not chunk:
             raise ConnectionError("server closed the connection")

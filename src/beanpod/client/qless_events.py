@@ -35,6 +35,7 @@ class Message:
     data: str  # a jid, or JSON text on `log` and `w:<worker>`
 
     def json(self) -> Any:
+        """The message's data decoded from JSON."""
         return json.loads(self.data)
 
 
@@ -49,7 +50,7 @@ class Subscription:
         self.wait = wait
         self.missed = 0
         self._closed = threading.Event()
-        self._conn = Connection(client.host, client.port, timeout=wait + 30)
+        self._conn = Connection(client.host, client.port, wait + 30, client.backoff)
         self.cursor = self.poll(0)[1] if cursor is None else cursor  # from now on
 
     def poll(self, wait: float | None = None, count: int = 100) -> tuple[list[Message], int]:
@@ -70,6 +71,7 @@ class Subscription:
             self._conn.close()
 
     def close(self) -> None:
+        """Stop listening; the server forgets the subscription."""
         self._closed.set()
 
 
@@ -112,5 +114,6 @@ class Events:
         return worker
 
     def stop(self) -> None:
+        """Stop the listening thread and close its connection."""
         if self._listening is not None:
             self._listening.close()

@@ -29,6 +29,7 @@ class Throttle:
 
     @maximum.setter
     def maximum(self, value: int) -> None:
+        """Set how many of its jobs may run at once (0: no limit)."""
         self.client.call("throttle.set", self.id, value)
 
     def set(self, maximum: int, expiration: float = 0) -> None:
@@ -40,6 +41,7 @@ class Throttle:
         return int(self.client.call("throttle.ttl", self.id))
 
     def delete(self) -> None:
+        """Remove the throttle; jobs waiting for it may run."""
         self.client.call("throttle.delete", self.id)
 
     def locks(self) -> list[str]:

@@ -37,6 +37,10 @@ def resolve(klass: str) -> Handler:
     return perform if callable(perform) else target  # type: ignore[no-any-return]
 
 
+class Stopped(Exception):
+    """Raised by the signal handler to leave a wait (e.g. for the server to come back)."""
+
+
 class Worker:
     """Runs jobs one at a time; `stop()` lets the current job finish, then returns."""
 
@@ -51,6 +55,7 @@ class Worker:
         self.order = order
         self.interval = interval
         self._stop = threading.Event()
+        self._busy = False  # performing a job: a first signal lets it finish
         self.processed = 0
 
     def stop(self, *_: object) -> None:
@@ -58,23 +63,50 @@ class Worker:
         self._stop.set()
 
     def install_signals(self) -> None:
+        """SIGTERM/SIGINT stop the loop after the job it is running (or the pop under
+        way); while it waits for the server to come back, at once; a second signal at
+        once in any case."""
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self.stop)
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, *_: object) -> None:
+        forced = self._stop.is_set()
+        self._stop.set()
+        if forced or (not self._busy and self.client.conn.sock is None):
+            raise Stopped  # leaves the reconnect backoff's sleep
 
     def run(self, max_jobs: int | None = None) -> int:
-        """Work until stopped (or `max_jobs` are done); returns how many ran."""
-        while not self._stop.is_set():
-            job = self.reserve()
-            if job is None:
-                self._stop.wait(self.interval)
-                continue
-            self.perform(job)
-            self.processed += 1
-            if max_jobs is not None and self.processed >= max_jobs:
-                break
+        """Work until stopped (or `max_jobs` are done); returns how many ran. A server
+        restart is ridden out: the client reconnects (its `backoff`), and an outage
+        longer than that is logged and retried every `interval`."""
+        try:
+            while not self._stop.is_set():
+                self._step()
+                if max_jobs is not None and self.processed >= max_jobs:
+                    break
+        except Stopped:
+            log.info("stopped by a signal")
         return self.processed
 
+    def _step(self) -> None:
+        """Reserve and perform one job, or wait `interval` when there is none."""
+        try:
+            job = self.reserve()
+        except OSError as exc:
+            log.warning("cannot reach the server (%s); retrying", exc)
+            job = None
+        if job is None:
+            self._stop.wait(self.interval)
+            return
+        self._busy = True
+        try:
+            self.perform(job)
+        finally:
+            self._busy = False
+        self.processed += 1
+
     def reserve(self) -> Job | None:
+        """Pop the next job from the worker's queues (in their order), or None."""
         views = self.client.call("pop", self.queues, self.client.worker_name, 1, self.order)
         return Job(self.client, views[0]) if views else None
 
@@ -99,26 +131,30 @@ class Worker:
             current = self.client.call("get", job.jid)
             if current is not None and current["state"] == "running":
                 job.complete()
-        except QlessError as exc:  # lost the lock meanwhile: someone else has it
-            log.warning("could not complete %s: %s", job.jid, exc)
+        except (QlessError, OSError) as exc:  # lost the lock (or the server) meanwhile:
+            log.warning("could not complete %s: %s", job.jid, exc)  # its lock expires
 
     def _fail(self, job: Job, exc: Exception) -> None:
         group = f"{job.klass}:{type(exc).__name__}"
         message = "".join(traceback.format_exception(exc))[:MAX_MESSAGE]
         try:
             job.fail(group, message)
-        except QlessError as lost:
+        except (QlessError, OSError) as lost:
             log.warning("could not fail %s: %s", job.jid, lost)
 
     def _heartbeat(self, job: Job, done: threading.Event) -> None:
         """Renew the lock halfway to each expiry, on a connection of its own."""
-        client = self.connect()
+        try:
+            client = self.connect()
+        except OSError as exc:  # the server is away longer than the client's backoff
+            log.warning("no heartbeat for %s: %s", job.jid, exc)
+            return
         try:
             hb = max(0.05, job.ttl() / 2)
             while not done.wait(hb):
                 job.expires_at = float(client.call("heartbeat", job.jid, job._worker()))
                 hb = max(0.05, job.ttl() / 2)
-        except QlessError as exc:
+        except (QlessError, OSError) as exc:
             log.warning("heartbeat for %s failed: %s", job.jid, exc)
         finally:
             client.close()

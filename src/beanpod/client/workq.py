@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from beanpod.client import workq_proto as p
+from beanpod.client.reconnect import DEFAULT, Backoff
 from beanpod.client.workq_proto import (
     Bytesish,
     ClientError,
@@ -26,6 +27,7 @@ from beanpod.client.workq_proto import (
     Record,
     Result,
     ServerError,
+    Settled,
     TimedOut,
     WorkqError,
     format_time,
@@ -33,20 +35,42 @@ from beanpod.client.workq_proto import (
 from beanpod.protocols.workq import wire as w
 
 __all__ = [
-    "Client", "ClientError", "Job", "NotFound", "Record", "Result", "ServerError",
-    "TimedOut", "WorkqError", "format_time",
+    "Backoff",
+    "Client",
+    "ClientError",
+    "Job",
+    "NotFound",
+    "Record",
+    "Result",
+    "ServerError",
+    "TimedOut",
+    "WorkqError",
+    "format_time",
 ]  # fmt: skip
 
 
 class Client:
-    """One connection to a Workq server. Not thread-safe; use one per thread."""
+    """One connection to a Workq server. Not thread-safe; use one per thread.
+
+    The connection is re-opened when lost (`backoff`, beanpod.client.reconnect), and the
+    call in progress is sent again; a reply that only says the first send took effect
+    (`Duplicate job` to add/schedule, `Duplicate result` to complete/fail, `-NOT-FOUND`
+    to delete) is then a success."""
 
     def __init__(
-        self, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT), timeout: float | None = 30
-    ) -> None:
-        self.sock = socket.create_connection(address, timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        timeout: float | None = 30, backoff: Backoff | None = DEFAULT,
+    ) -> None:  # fmt: skip
+        self.address = address
+        self.timeout = timeout
+        self.backoff = backoff
+        self.sock: socket.socket | None = None
         self._buf = bytearray()
+        self._sends = 0
+        if backoff is None:
+            self._connect()
+        else:
+            backoff.retrying()(self._connect)
 
     def __enter__(self) -> Client:
         return self
@@ -57,12 +81,57 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        self.sock.close()
+        """Close the connection."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
-    def _call(self, data: bytes, kind: int) -> Any:
-        self.sock.sendall(data)
+    def _connect(self) -> socket.socket:
+        self.close()
+        sock = socket.create_connection(self.address, timeout=self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buf.clear()
+        self.sock = sock
+        return sock
+
+    def _call(
+        self, data: bytes, kind: int, settled: Settled | None = None, wait_ms: int = 0
+    ) -> Any:
+        """One command; `wait_ms` is how long the server may rightly take to answer (a
+        blocking lease, run or result), added to the socket's timeout."""
+        if self.backoff is None:
+            return self._exchange(data, kind, wait_ms)
+        sends = self._sends
+        for attempt in self.backoff.retrying():
+            with attempt:
+                try:
+                    return self._exchange(data, kind, wait_ms)
+                except WorkqError as exc:
+                    if self._sends - sends < 2 or settled is None or not settled(exc):
+                        raise
+                    return None  # an earlier send took effect; its reply was lost
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    def _exchange(self, data: bytes, kind: int, wait_ms: int = 0) -> Any:
+        """Send one command, read its reply; a broken connection is dropped."""
+        try:
+            sock = self.sock or self._connect()
+            self._sends += 1
+            if not wait_ms or self.timeout is None:
+                return self._send_and_read(sock, data, kind)
+            sock.settimeout(self.timeout + wait_ms / 1000)
+            try:
+                return self._send_and_read(sock, data, kind)
+            finally:
+                sock.settimeout(self.timeout)
+        except OSError:
+            self.close()
+            raise
+
+    def _send_and_read(self, sock: socket.socket, data: bytes, kind: int) -> Any:
+        sock.sendall(data)
         while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
-            chunk = self.sock.recv(1 << 16)
+            chunk = sock.recv(1 << 16)
             if not chunk:
                 raise ConnectionError("the server closed the connection")
             self._buf += chunk
@@ -76,7 +145,8 @@ class Client:
         max_fails: int | None = None,
     ) -> None:  # fmt: skip
         """Enqueue a ready job. `ttr`/`ttl` in milliseconds."""
-        self._call(p.add(id, name, ttr, ttl, payload, priority, max_attempts, max_fails), p.OK)
+        data = p.add(id, name, ttr, ttl, payload, priority, max_attempts, max_fails)
+        self._call(data, p.OK, p.ADDED)
 
     def schedule(
         self, id: Bytesish, name: Bytesish, ttr: int, ttl: int, time: datetime | str,
@@ -86,37 +156,38 @@ class Client:
         """Enqueue a job that becomes ready at `time` (whole seconds, UTC); its TTL counts
         from then."""
         data = p.add(id, name, ttr, ttl, payload, priority, max_attempts, max_fails, time)
-        self._call(data, p.OK)
+        self._call(data, p.OK, p.ADDED)
 
     def run(
         self, id: Bytesish, name: Bytesish, ttr: int, wait_timeout: int, payload: Bytesish,
         priority: int | None = None,
     ) -> Result:  # fmt: skip
         """Enqueue a job and block until a worker completes or fails it."""
-        result: Result = self._call(p.run(id, name, ttr, wait_timeout, payload, priority), p.RESULT)
+        data = p.run(id, name, ttr, wait_timeout, payload, priority)
+        result: Result = self._call(data, p.RESULT, wait_ms=wait_timeout + ttr)  # TTR: leased
         return result
 
     def result(self, id: Bytesish, wait_timeout: int) -> Result:
         """A finished job's result, waiting up to `wait_timeout` ms for it."""
-        result: Result = self._call(p.result(id, wait_timeout), p.RESULT)
+        result: Result = self._call(p.result(id, wait_timeout), p.RESULT, wait_ms=wait_timeout)
         return result
 
     def lease(self, names: list[str] | str, wait_timeout: int) -> Job:
         """Lease the next job of any of `names`, waiting up to `wait_timeout` ms."""
-        job: Job = self._call(p.lease(names, wait_timeout), p.LEASE)
+        job: Job = self._call(p.lease(names, wait_timeout), p.LEASE, wait_ms=wait_timeout)
         return job
 
     def complete(self, id: Bytesish, result: Bytesish = b"") -> None:
         """Mark a job completed with `result`."""
-        self._call(p.finish(w.COMPLETE, id, result), p.OK)
+        self._call(p.finish(w.COMPLETE, id, result), p.OK, p.FINISHED)
 
     def fail(self, id: Bytesish, result: Bytesish = b"") -> None:
         """Report an explicit failure with `result` (retried while fails < max-fails)."""
-        self._call(p.finish(w.FAIL, id, result), p.OK)
+        self._call(p.finish(w.FAIL, id, result), p.OK, p.FINISHED)
 
     def delete(self, id: Bytesish) -> None:
         """Remove a job whatever its state."""
-        self._call(p.delete(id), p.OK)
+        self._call(p.delete(id), p.OK, p.DELETED)
 
     def inspect_job(self, id: Bytesish) -> Record:
         """A job's keys (`name`, `ttr`, `payload`, `state`...) as raw bytes values."""

@@ -12,26 +12,45 @@ per task, or a lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime
 from types import TracebackType
 from typing import Any
 
 from beanpod.client import workq_proto as p
-from beanpod.client.workq_proto import Bytesish, Job, Record, Result
+from beanpod.client.reconnect import DEFAULT, Backoff
+from beanpod.client.workq_proto import Bytesish, Job, Record, Result, Settled, WorkqError
 from beanpod.protocols.workq import wire as w
 
 
 class AsyncClient:
-    """One connection to a Workq server."""
+    """One connection to a Workq server. Made by `connect`, it re-opens a lost
+    connection with `backoff` and sends the call in progress again, as the sync client
+    does (beanpod.client.reconnect)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+        address: tuple[str, int] | None = None, backoff: Backoff | None = None,
+    ) -> None:  # fmt: skip
+        self._reader: asyncio.StreamReader | None = reader
+        self._writer: asyncio.StreamWriter | None = writer
+        self.address = address
+        self.backoff = backoff if address is not None else None
         self._buf = bytearray()
+        self._sends = 0
 
     @classmethod
-    async def connect(cls, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT)) -> AsyncClient:
-        return cls(*await asyncio.open_connection(*address))
+    async def connect(
+        cls, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        backoff: Backoff | None = DEFAULT,
+    ) -> AsyncClient:  # fmt: skip
+        """Open the connection (called by `async with`)."""
+        if backoff is None:
+            return cls(*await asyncio.open_connection(*address))
+        async for attempt in backoff.async_retrying():
+            with attempt:
+                return cls(*await asyncio.open_connection(*address), address, backoff)
+        raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -42,16 +61,46 @@ class AsyncClient:
         await self.close()
 
     async def close(self) -> None:
-        self._writer.close()
-        await self._writer.wait_closed()
+        """Close the connection."""
+        writer, self._writer, self._reader = self._writer, None, None
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
 
-    async def _call(self, data: bytes, kind: int) -> Any:
-        self._writer.write(data)
-        while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
-            chunk = await self._reader.read(1 << 16)
-            if not chunk:
-                raise ConnectionError("the server closed the connection")
-            self._buf += chunk
+    async def _call(self, data: bytes, kind: int, settled: Settled | None = None) -> Any:
+        if self.backoff is None:
+            return await self._exchange(data, kind)
+        sends = self._sends
+        async for attempt in self.backoff.async_retrying():
+            with attempt:
+                try:
+                    return await self._exchange(data, kind)
+                except WorkqError as exc:
+                    if self._sends - sends < 2 or settled is None or not settled(exc):
+                        raise
+                    return None  # an earlier send took effect; its reply was lost
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def _exchange(self, data: bytes, kind: int) -> Any:
+        """Send one command, read its reply; a broken connection is dropped."""
+        try:
+            if self._writer is None or self._reader is None:
+                if self.address is None:
+                    raise ConnectionError("the client is closed")
+                self._reader, self._writer = await asyncio.open_connection(*self.address)
+                self._buf.clear()
+            reader, writer = self._reader, self._writer
+            self._sends += 1
+            writer.write(data)
+            while (value := p.take_reply(kind, self._buf)) is p.INCOMPLETE:
+                chunk = await reader.read(1 << 16)
+                if not chunk:
+                    raise ConnectionError("the server closed the connection")
+                self._buf += chunk
+        except OSError:
+            await self.close()
+            raise
         return value
 
     async def add(
@@ -61,7 +110,7 @@ class AsyncClient:
     ) -> None:  # fmt: skip
         """Enqueue a ready job. `ttr`/`ttl` in milliseconds."""
         data = p.add(id, name, ttr, ttl, payload, priority, max_attempts, max_fails)
-        await self._call(data, p.OK)
+        await self._call(data, p.OK, p.ADDED)
 
     async def schedule(
         self, id: Bytesish, name: Bytesish, ttr: int, ttl: int, time: datetime | str,
@@ -70,7 +119,7 @@ class AsyncClient:
     ) -> None:  # fmt: skip
         """Enqueue a job that becomes ready at `time` (UTC); its TTL counts from then."""
         data = p.add(id, name, ttr, ttl, payload, priority, max_attempts, max_fails, time)
-        await self._call(data, p.OK)
+        await self._call(data, p.OK, p.ADDED)
 
     async def run(
         self, id: Bytesish, name: Bytesish, ttr: int, wait_timeout: int, payload: Bytesish,
@@ -93,15 +142,15 @@ class AsyncClient:
 
     async def complete(self, id: Bytesish, result: Bytesish = b"") -> None:
         """Mark a job completed with `result`."""
-        await self._call(p.finish(w.COMPLETE, id, result), p.OK)
+        await self._call(p.finish(w.COMPLETE, id, result), p.OK, p.FINISHED)
 
     async def fail(self, id: Bytesish, result: Bytesish = b"") -> None:
         """Report an explicit failure with `result`."""
-        await self._call(p.finish(w.FAIL, id, result), p.OK)
+        await self._call(p.finish(w.FAIL, id, result), p.OK, p.FINISHED)
 
     async def delete(self, id: Bytesish) -> None:
         """Remove a job whatever its state."""
-        await self._call(p.delete(id), p.OK)
+        await self._call(p.delete(id), p.OK, p.DELETED)
 
     async def inspect_job(self, id: Bytesish) -> Record:
         """A job's keys as raw bytes values."""

@@ -4,6 +4,7 @@ which reads one reply of a known kind from the front of a buffer. The sync clien
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,6 +36,20 @@ class TimedOut(WorkqError):
 
 class NotFound(WorkqError):
     """-NOT-FOUND: no such job (or its TTL ran out)."""
+
+
+Settled = Callable[[WorkqError], bool]
+
+
+def settled_by(kind: type[WorkqError], text: str | None = None) -> Settled:
+    """For a call sent again after a lost connection: does this refusal only say that
+    the first send took effect (e.g. `Duplicate job` after a resent add)?"""
+    return lambda exc: isinstance(exc, kind) and (text is None or str(exc) == text)
+
+
+ADDED = settled_by(ClientError, "Duplicate job")  # add/schedule sent again
+FINISHED = settled_by(ClientError, "Duplicate result")  # complete/fail sent again
+DELETED = settled_by(NotFound)  # delete sent again
 
 
 @dataclass(frozen=True)
@@ -148,6 +163,7 @@ class _Cursor:
         self.pos = 0
 
     def line(self) -> bytes:
+        """The next CRLF-terminated line, without its CRLF."""
         end = self.buf.find(b"\r\n", self.pos)
         if end < 0:
             raise _Incomplete
@@ -156,6 +172,7 @@ class _Cursor:
         return line
 
     def take(self, n: int) -> bytes:
+        """The next `n` bytes."""
         if len(self.buf) - self.pos < n:
             raise _Incomplete
         data = bytes(self.buf[self.pos : self.pos + n])
@@ -163,6 +180,7 @@ class _Cursor:
         return data
 
     def block(self, size: int) -> bytes:
+        """A block of `n` bytes followed by CRLF."""
         return self.take(size + 2)[:-2]
 
 

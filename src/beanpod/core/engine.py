@@ -18,6 +18,7 @@ from beanpod.core.job import (
     ONE_RESERVE,
     READY,
     RESERVED,
+    RESERVES_MASK,
     STATE_NAMES,
     URGENT_PRIORITY,
     Job,
@@ -26,9 +27,11 @@ from beanpod.core.job import (
     move,
 )
 from beanpod.core.journal import EventSink, Journal
+from beanpod.core.memory import MemoryMeter
 from beanpod.core.pqueue import delayed_key, ready_key
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
+from beanpod.core.timings import JobTimings
 from beanpod.core.tube import Tube
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, Deliver, ReserveOutcome, Waiter
 
@@ -48,6 +51,8 @@ class Engine:
         self.draining = False
         self.journal: Journal | None = None
         self.events: EventSink | None = None
+        self.timings: JobTimings | None = None  # wait/run histograms (/metrics), when on
+        self.meter: MemoryMeter | None = None  # --max-memory / --max-jobs-per-tube
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
@@ -220,6 +225,8 @@ class Engine:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
+        if self.meter is not None:
+            self.meter.added(job)
         return job
 
     # ---- the public moves -----------------------------------------------------------------
@@ -298,6 +305,11 @@ class Engine:
         (engine and tube), a TTR_EXPIRY timer armed, a reserve event emitted."""
         move(job, RESERVED)
         job.reserver = conn
+        timings = self.timings
+        if timings is not None:
+            if not job.counters & RESERVES_MASK:  # its first reserve: it waited this long
+                timings.waited(job.tube.name, now - job.created)
+            job.entry = now  # in no heap while reserved: the slot keeps the reserve time
         job.counters += ONE_RESERVE
         deadline = now + job.ttr
         job.deadline = deadline
@@ -346,6 +358,8 @@ class Engine:
             for hook in self.destroy_hooks:
                 hook(job)
         del self.jobs[job.id]
+        if self.meter is not None:
+            self.meter.removed(job)
         tube = job.tube
         tube.jobs -= 1
         if tube.refs > 1:
@@ -511,6 +525,8 @@ class Engine:
         if state is RESERVED:
             if job.reserver is not conn:
                 return False
+            if self.timings is not None and job.entry is not None:
+                self.timings.ran(job.tube.name, now - job.entry)
             self.unreserve(job)
         else:
             self.take_out(job)
@@ -551,6 +567,7 @@ class Engine:
         self.unreserve(job)
         job.pri = pri
         job.buries += 1
+        job.tube.buries += 1
         self.make_buried(job)
         if self.journal is not None:
             self.journal.record_update(job)
@@ -580,6 +597,7 @@ class Engine:
                 hook(job, now)
         self.take_out(job)
         job.kicks += 1
+        job.tube.kicks += 1
         if self.events is not None:
             self.events.emit(
                 now, "kick", job.id, job.tube.name, conn.id if conn else None, **{"from": origin}
@@ -659,6 +677,7 @@ class Engine:
         """A reservation ran out of time: the job goes back to ready."""
         self.unreserve(job)
         job.timeouts += 1
+        job.tube.timeouts += 1
         self.counts.job_timeouts += 1
         if self.events is not None:
             self.events.emit(now, "timeout", job.id, job.tube.name, None)

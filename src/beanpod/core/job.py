@@ -87,6 +87,7 @@ class IllegalMove(AssertionError):
 # Bit offsets of the counters packed in Job.counters (beanstalkd keeps them as u32).
 RESERVES_SHIFT, TIMEOUTS_SHIFT, RELEASES_SHIFT, BURIES_SHIFT, KICKS_SHIFT = 0, 32, 64, 96, 128
 ONE_RESERVE = 1 << RESERVES_SHIFT
+RESERVES_MASK = 0xFFFFFFFF << RESERVES_SHIFT
 _MASK = 0xFFFFFFFF
 
 
@@ -112,7 +113,8 @@ class Job:
     `state` is unset until the job's first `move()` (its put or its restore).
 
     `entry` is the job's live entry in its tube's ready or delayed heap (lazy
-    deletion: an entry is live only while `job.entry is entry`); `timer` is its live
+    deletion: an entry is live only while `job.entry is entry`; while reserved, in no heap,
+    it holds the reserve time when the engine keeps job timings); `timer` is its live
     entry in the engine's timer heap (delay promotion or TTR expiry).
     """
 
@@ -217,6 +219,14 @@ def move(job: Job, new: JobState) -> None:
     if CHECK_MOVES:
         check_move(job, new)
     job.state = new
+
+
+def fold_logged_state(job: Job, logged: JobState) -> None:
+    """Write-ahead-log replay only: the state the job's latest record names, while the
+    restart folds records into jobs that are in no queue yet. The moves in between were
+    never logged (a reserve is not), so nothing is checked here; the restart's placing
+    move (inside `restarting()`) is."""
+    job.state = logged
 
 
 def check_move(job: Job, new: JobState) -> None:

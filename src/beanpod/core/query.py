@@ -8,15 +8,25 @@ frozen dataclasses, safe to hand to another layer (they hold no engine objects).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import STATE_NAMES, Job, JobState
+from beanpod.core.qless.api import READ_ONLY, call
+from beanpod.core.qless.ext import QlessExt, RecurExt
+from beanpod.core.qless.view import job_view as qless_view
+from beanpod.core.qless.view import recur_view
+from beanpod.core.workq.ext import workq_ext
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
+    from beanpod.core.qless import Qless
+    from beanpod.core.timings import JobTimings
     from beanpod.core.tube import Tube
+
+OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
 
 QUEUED_STATES = ("ready", "delayed", "reserved", "buried")  # the beanstalkd states
 
@@ -39,6 +49,12 @@ class TubeView:
     cmd_pause: int
     pause_ms: int
     pause_left_ms: int
+    # Lifetime totals kept for /metrics; like total_jobs they restart with the tube.
+    timeouts: int
+    buries: int
+    kicks: int
+    held: int  # jobs held by an extension (qless depends/recur/complete, Workq complete)
+    head_age_ms: int  # since put, of the job a reserve would get next (0: none ready)
 
 
 @dataclass(frozen=True)
@@ -83,7 +99,15 @@ def _tube_view(tube: Tube, now: int) -> TubeView:
         using=tube.using, watching=tube.watching, waiting=tube.waiting,
         cmd_delete=tube.cmd_delete, cmd_pause=tube.cmd_pause, pause_ms=tube.pause_ms,
         pause_left_ms=max(0, tube.pause_until - now) if tube.pause_ms else 0,
+        timeouts=tube.timeouts, buries=tube.buries, kicks=tube.kicks,
+        held=tube.jobs - len(tube.ready) - len(tube.delayed) - len(tube.buried) - tube.reserved,
+        head_age_ms=_head_age(tube, now),
     )  # fmt: skip
+
+
+def _head_age(tube: Tube, now: int) -> int:
+    head = tube.ready.peek()
+    return 0 if head is None else max(0, now - head.created)
 
 
 def job_view(engine: Engine, job_id: int, now: int) -> JobView | None:
@@ -129,3 +153,202 @@ def _reserved_in(engine: Engine, tube: Tube) -> Iterator[Job]:
     return (
         job for job in engine.jobs.values() if job.tube is tube and job.state is JobState.RESERVED
     )
+
+
+# ---- listings for the admin API: pages by id, body search, bulk selections ----------
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which jobs of a tube an operator means: one state, optionally only bodies holding
+    `contains`, at most `limit` of them (None: all)."""
+
+    tube: str
+    state: str
+    contains: bytes | None = None
+    limit: int | None = None
+
+
+def jobs_of(engine: Engine, name: str, state: str, newest: bool = False) -> Iterator[Job]:
+    """The jobs of tube `name` in `state`, in no particular order (no sort: the cheap
+    form of `jobs_in` for pages and filters; buried ones in bury order, reversed when
+    `newest`). Consume it before the engine changes."""
+    tube = engine.tubes.get(name)
+    if tube is None:
+        return iter(())
+    if state == "ready":
+        return (job for _, job in tube.ready.live_items())
+    if state == "delayed":
+        return (job for _, job in tube.delayed.live_items())
+    if state == "buried":
+        return reversed(tube.buried.values()) if newest else iter(tube.buried.values())
+    if state == "reserved":
+        return _reserved_in(engine, tube)
+    raise ValueError(f"unknown state {state!r} (expected one of {', '.join(QUEUED_STATES)})")
+
+
+def candidate_ids(engine: Engine, flt: JobFilter) -> list[int]:
+    """A snapshot of the ids of the tube's jobs in the filter's state, oldest first,
+    before the body test (`matches`): cheap enough to take in one loop turn."""
+    tube = engine.tubes.get(flt.tube)
+    if tube is None:
+        return []
+    ids = (
+        list(tube.buried)
+        if flt.state == "buried"
+        else [j.id for j in jobs_of(engine, flt.tube, flt.state)]
+    )
+    ids.sort()
+    return ids
+
+
+def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
+    """Is job `job_id` (still) one the filter selects?"""
+    job = engine.jobs.get(job_id)
+    return (
+        job is not None
+        and job.tube.name == flt.tube
+        and STATE_NAMES[job.state] == flt.state
+        and (not flt.contains or flt.contains in job.body)
+    )
+
+
+def _matching(engine: Engine, flt: JobFilter, newest: bool = False) -> Iterator[Job]:
+    jobs = jobs_of(engine, flt.tube, flt.state, newest)
+    needle = flt.contains
+    return jobs if not needle else (job for job in jobs if needle in job.body)
+
+
+def job_page(
+    engine: Engine, flt: JobFilter, now: int, after: int | None, newest: bool, size: int
+) -> tuple[list[JobView], int | None]:
+    """One page of `size` matching jobs by id (oldest or newest first) after the id
+    `after`; and the cursor of the next page (None on the last)."""
+    jobs = _matching(engine, flt, newest)
+    if after is not None:
+        jobs = (j for j in jobs if j.id < after) if newest else (j for j in jobs if j.id > after)
+    pick = heapq.nlargest if newest else heapq.nsmallest
+    found = pick(size + 1, jobs, key=_job_id)
+    page = [_job_view(job, now) for job in found[:size]]
+    return page, (page[-1].id if len(found) > size else None)
+
+
+def matching_ids(engine: Engine, flt: JobFilter) -> list[int]:
+    """The ids a bulk action on `flt` would touch, oldest first (a snapshot)."""
+    ids = sorted(job.id for job in _matching(engine, flt))
+    return ids if flt.limit is None else ids[: flt.limit]
+
+
+def where(engine: Engine, job_id: int) -> tuple[str, str] | None:
+    """(tube, state name) of a job, or None."""
+    job = engine.jobs.get(job_id)
+    return None if job is None else (job.tube.name, STATE_NAMES[job.state])
+
+
+def job_counts(engine: Engine) -> dict[str, int]:
+    """Jobs by beanstalkd state, server-wide (the `stats` counters)."""
+    n = engine.counts
+    return {"ready": n.ready, "urgent": n.urgent, "reserved": n.reserved,
+            "delayed": n.delayed, "buried": n.buried, "total": len(engine.jobs)}  # fmt: skip
+
+
+def connection_counts(engine: Engine) -> dict[str, int]:
+    """Client connections now (beanstalkd and Workq), as `stats` counts them."""
+    n = engine.counts
+    return {"open": n.conns, "producers": n.producers, "workers": n.workers,
+            "waiting": n.waiting, "total": n.total_connections}  # fmt: skip
+
+
+def total_jobs(engine: Engine) -> int:
+    """Jobs ever put, by any dialect (`stats` total-jobs)."""
+    return engine.counts.total_jobs
+
+
+def _job_id(job: Job) -> int:
+    return job.id
+
+
+def job_extras(engine: Engine, job_id: int) -> dict[str, Any] | None:
+    """What the Workq dialect keeps with a job (uuid, limits, outcome, result), or None."""
+    job = engine.jobs.get(job_id)
+    ext = None if job is None else workq_ext(job)
+    if ext is None:
+        return None
+    return {
+        "uuid": ext.uuid_text, "ttl_ms": ext.ttl, "expires_ms": ext.expires,
+        "scheduled_ms": ext.scheduled, "attempts": ext.attempts,
+        "max_attempts": ext.max_attempts, "fails": ext.fails, "max_fails": ext.max_fails,
+        "outcome": OUTCOMES[ext.outcome], "result": ext.result,
+    }  # fmt: skip
+
+
+def workq_results(engine: Engine, after: int | None, size: int) -> list[dict[str, Any]]:
+    """Finished Workq jobs (completed or failed, kept until their TTL), by id."""
+    found = heapq.nsmallest(
+        size, (j for j in engine.jobs.values() if _finished_workq(j, after)), key=_job_id
+    )
+    return [{"id": job.id, "tube": job.tube.name, **(job_extras(engine, job.id) or {})}
+            for job in found]  # fmt: skip
+
+
+def _finished_workq(job: Job, after: int | None) -> bool:
+    return (
+        job.state is JobState.COMPLETE
+        and workq_ext(job) is not None
+        and (after is None or job.id > after)
+    )
+
+
+# ---- qless views (read-only qless functions, as the `qless` command runs them) ------
+
+
+def qless_read(q: Qless, fn: str, args: list[Any], now: int) -> Any:
+    """A read-only qless function (`failed`, `workers`, `track` with no arguments,
+    `stats`, `queues`, `get`, `recur.get`, ...): the value the `qless` command returns."""
+    if fn not in READ_ONLY and not (fn == "track" and not args):
+        raise ValueError(f"{fn} is not a read-only qless function")
+    return call(q, fn, args, now)
+
+
+def qless_job(q: Qless, job_id: int, now: int) -> dict[str, Any] | None:
+    """The qless view of a job carrying qless extras (history, tags, dependencies,
+    failure, ...), or None for a plain or Workq job."""
+    job = q.engine.jobs.get(job_id)
+    if job is None or not isinstance(job.ext, (QlessExt, RecurExt)):
+        return None
+    if isinstance(job.ext, RecurExt):
+        return recur_view(job.ext)
+    return qless_view(q, job, now)
+
+
+def recurring(q: Qless) -> list[dict[str, Any]]:
+    """Every recurring-job template, queue by queue."""
+    return [
+        recur_view(job.ext)
+        for info in q.queues.values()
+        for job in info.recurring.values()
+        if isinstance(job.ext, RecurExt)
+    ]
+
+
+def qless_queue_names(q: Qless) -> list[str]:
+    return list(q.queues)
+
+
+def is_draining(engine: Engine) -> bool:
+    """SIGUSR1 drain mode: put answers DRAINING."""
+    return engine.draining
+
+
+def qless_held(qless: Qless, name: str) -> tuple[int, int]:
+    """(depends, recur): a qless queue's jobs waiting for dependencies or a throttle, and
+    its recurring templates; (0, 0) for a tube qless does not know."""
+    queue = qless.queues.get(name)
+    if queue is None:
+        return 0, 0
+    return len(queue.depends) + len(queue.throttled), len(queue.recurring)
+
+
+def timings(engine: Engine) -> JobTimings | None:
+    """The wait/run histograms, when the server keeps them."""
+    return engine.timings

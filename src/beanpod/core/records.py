@@ -41,6 +41,8 @@ _PAUSE = struct.Struct("<BqqH")
 _NEXT_ID = struct.Struct("<BQ")
 _STATE = struct.Struct("<BHI")
 
+PUT_FIXED = _PUT  # a PUT payload's fixed fields (replay decodes them in place)
+DELETE_FIXED = _DELETE
 DELETE_SIZE = _DELETE.size
 UPDATE_SIZE = _UPDATE.size  # plus the extension's bytes
 PUT_OVERHEAD = _PUT.size  # plus tube name, extension and body

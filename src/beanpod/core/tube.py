@@ -20,11 +20,13 @@ class Tube:
 
     __slots__ = (
         "buried",
+        "buries",
         "cmd_delete",
         "cmd_pause",
         "delayed",
         "index",
         "jobs",
+        "kicks",
         "name",
         "name_bytes",
         "pause_ms",
@@ -32,6 +34,7 @@ class Tube:
         "ready",
         "refs",
         "reserved",
+        "timeouts",
         "timer",
         "total_jobs",
         "urgent",
@@ -59,6 +62,10 @@ class Tube:
         self.total_jobs = 0
         self.cmd_delete = 0
         self.cmd_pause = 0
+        # Lifetime totals for /metrics (like total_jobs: they start again with the tube).
+        self.timeouts = 0  # reservations that ran out of time
+        self.buries = 0  # jobs buried
+        self.kicks = 0  # jobs kicked
         self.pause_ms = 0  # length of the current pause; 0 when not paused
         self.pause_until = 0
         self.timer: Any = None

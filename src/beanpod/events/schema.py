@@ -82,6 +82,7 @@ EXTRA_FIELD_TYPES: Final[dict[str, str]] = {
     "bytes": INT,
     "uuid": STR,
     "worker": STR,
+    "peer": STR,
     "from": STR,
     "state": STR,
     "group": STR,
@@ -91,7 +92,7 @@ EXTRA_FIELD_TYPES: Final[dict[str, str]] = {
 #: Extra fields carried by each event.
 EXTRA_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     PUT: ("pri", "delay_ms", "ttr_ms", "bytes", "uuid"),
-    RESERVE: ("worker",),
+    RESERVE: ("worker", "peer"),
     RELEASE: ("pri", "delay_ms"),
     BURY: ("pri",),
     KICK: ("from",),

@@ -114,6 +114,9 @@ class EventWriter:
         # event to event): no key tuple to build and hash per event.
         self._reserve_tails: dict[int | None, _ConnEntry] = {}
         self._delete_tails: dict[int | None, _ConnEntry] = {}
+        #: Peer address of each open connection (reserve events carry it, so a report can
+        #: name a beanstalkd worker that gives no name of its own).
+        self.peers: dict[int, str] = {}
         # The line heads of the hot events for the latest timestamp: events of one loop
         # turn share their `ts`, so its digits are formatted once per turn, not per event.
         # Reset by flush, so each batch's first head records its `ts` in the span.
@@ -237,16 +240,28 @@ class EventWriter:
         field: str,
         own: str | None,
     ) -> _ConnEntry:
-        """A connection's (queue, own, tail) for a reserve (`field` "worker") or a delete
-        ("state"), kept in `cache` (by connection) and in the tail cache."""
+        """A connection's (queue, own, tail) for a reserve (`field` "worker", with the
+        connection's `peer`) or a delete ("state"), kept in `cache` (by connection) and in
+        the tail cache."""
         key = (queue, conn, field, own)
         tail = self._tails.get(key)
         if tail is None:
-            tail = self._new_tail(key, queue, conn, f'"{field}":{_json_value(own)}')
+            fields = f'"{field}":{_json_value(own)}'
+            peer = None if conn is None or field != "worker" else self.peers.get(conn)
+            if peer is not None:  # absent when unknown (the generator, old servers)
+                fields += f',"peer":{_encode(peer)}'
+            tail = self._new_tail(key, queue, conn, fields)
         if len(cache) >= _TAIL_CACHE_MAX:
             cache.clear()
         entry = cache[conn] = (queue, own, tail)
         return entry
+
+    def connection_opened(self, conn: int, peer: str) -> None:
+        """Remember a connection's peer address for its reserve events."""
+        self.peers[conn] = peer
+
+    def connection_closed(self, conn: int) -> None:
+        self.peers.pop(conn, None)
 
     def _new_tail(
         self, key: tuple[object, ...] | None, queue: str, conn: int | None, fields: str

@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
@@ -15,12 +16,19 @@ from beanpod.core.workq import Workq
 from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
+from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
-from beanpod.server.clock import ManualClock, make_clock
+from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.durability import Durability, close_wal, open_wal
+from beanpod.server.edge.exposure import check_exposure
+from beanpod.server.edge.front import Edge
+from beanpod.server.edge.listeners import open_tls_listeners, private_umask, secure_unix_socket
 from beanpod.server.gc_policy import tune_gc
+from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
+from beanpod.server.memory_trim import MemoryTrimmer
+from beanpod.server.replay import ReplayProgress
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
     EXIT_WAL_DIR,
@@ -31,33 +39,47 @@ from beanpod.server.startup import (
 )
 from beanpod.server.workq_session import WorkqSession
 from beanpod.storage.segments import FileIO
+from beanpod.web.context import Readiness
+
+if TYPE_CHECKING:
+    from beanpod.web.listener import HttpListener
 
 log = logging.getLogger("beanpod")
 EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a minute
 
 
 class App:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock = make_clock(config.clock)
+        self.clock = make_clock(config.clock) if clock is None else clock  # tests share one
         if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
             self.clock.on_move = self._clock_moved
         self.engine = Engine()
         self.info = ProcessInfo(self.clock.now())
         self.info.binlog_max_size = config.segment_size
+        self.edge = Edge(config.edge, self.engine, self.clock.now)  # limits, TLS, audit
+        self.info.edge_stats = self.edge.stats
         # The engine's extensions, built here and handed to the protocol layers.
         self.qless = Qless(self.engine)
         self.workq = Workq(self.engine)
         self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        self.dialect.output_limit = config.edge.output_hard_limit
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
+            self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
+        self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
         self.servers: list[asyncio.Server] = []
+        self.readiness = Readiness()  # /readyz: serving once start() has finished
+        self.http: HttpListener | None = None  # the HTTP listener (web/), with --http
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
         self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.replay = ReplayProgress()  # start-up replay of the log, while it runs
+        self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
         self._events_flush_due = False
@@ -119,25 +141,38 @@ class App:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
+    async def prepare(self) -> None:
+        """Everything before listening: the event log, the WAL's restore, the extensions'
+        indexes and timers (the test harness opens its own listeners after this)."""
+        if self.config.events_dir is not None:
+            check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        await self._open_wal()
+        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
+        self.rearm()  # their TTL timers
+
     async def start(self, install_signals: bool = True) -> list[str]:
         """Open the listeners; return their addresses."""
         loop = asyncio.get_running_loop()
-        if self.config.events_dir is not None:
-            check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
-        self._open_wal()
-        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
+        check_exposure(self.config.address, self.config.edge)
+        http_settings = web_settings(self)  # a bad --http setting fails before anything
+        if install_signals:  # before the first command is answered (SIGUSR1 drains)
+            self._install_signals(loop)
+        if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
+            self.http = await start_http(self, http_settings)
+        await self.prepare()
+        self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
-        if install_signals:
-            self._install_signals(loop)
+        self.tls_addresses = await open_tls_listeners(self)
+        self.readiness.serving = True
         tune_gc()
+        self.trimmer.start()
         return addresses
 
     async def _start_workq(self) -> None:
         """The Workq listener: same address (a UNIX socket gets a `.workq` suffix)."""
-        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
-        self.rearm()  # their TTL timers
         port = self.config.workq_port
         if port is None:
             return
@@ -155,9 +190,17 @@ class App:
         `suffix`); a failure names the listener and its address."""
         loop = asyncio.get_running_loop()
         path = self.config.unix_path
+        early = early_listen.claim(self.config.address, port)  # `beanpod serve` opened it
         try:
-            if path is not None:
-                server = await loop.create_unix_server(factory, path + suffix)
+            if early is not None and path is not None:
+                server = await loop.create_unix_server(factory, sock=early)
+                secure_unix_socket(path + suffix, self.config.edge)
+            elif early is not None:
+                server = await loop.create_server(factory, sock=early, backlog=1024)
+            elif path is not None:
+                with private_umask(self.config.edge):
+                    server = await loop.create_unix_server(factory, path + suffix)
+                secure_unix_socket(path + suffix, self.config.edge)
             else:
                 server = await loop.create_server(
                     factory, self.config.address, port, backlog=1024, reuse_address=True
@@ -174,14 +217,17 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+        if self.edge.tls is not None:
+            loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 
-    def _open_wal(self) -> None:
+    async def _open_wal(self) -> None:
         """With -b DIR: restore the engine from the log before anyone connects."""
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
             try:
-                self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
+                self.wal = await open_wal(self.engine, self.config, self.clock.now(),
+                                          self.wal_io, self.replay)  # fmt: skip
             except OSError as exc:
                 raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
                                    EXIT_WAL_DIR) from exc  # fmt: skip
@@ -199,8 +245,13 @@ class App:
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
+        self.readiness.serving = False
+        self.edge.stop()
+        self.trimmer.stop()
         for server in self.servers:
             server.close()
+        if self.http is not None:
+            await self.http.stop()
         if self.wal is not None:  # flush and fsync; held replies go out first
             await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):
@@ -222,6 +273,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    if app.http is not None:
+        log.info("beanpod %s listening on http://%s (HTTP)", app.info.version, app.http.address)
     await app.serve_until_stopped()
 
 

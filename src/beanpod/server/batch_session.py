@@ -24,10 +24,22 @@ class BatchSession(asyncio.Protocol):
         self.closed = False
         self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
+        self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
+        self.admitted = False  # counted in by the edge (server/edge/gate.py)
+        self.tls = False  # set by a TLS listener's factory: handshake before serving
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
+        self.now = self.app.clock.now()  # the idle timeout counts from here
+        if self.app.edge.admit(self, self.transport, self.tls):
+            self.ready(self.transport)
+
+    def ready(self, transport: asyncio.Transport) -> None:
+        """Admitted (and, on a TLS listener, past the handshake): serve it."""
+        self.transport = transport
+        soft = self.app.edge.settings.output_soft_limit
+        transport.set_write_buffer_limits(high=soft, low=soft // 4)
         self._registry.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -51,6 +63,9 @@ class BatchSession(asyncio.Protocol):
         self.closed = True
         self.parked = False
         self._registry.discard(self)
+        if self.admitted:
+            self.admitted = False
+            self.app.edge.left()
 
     def pause_writing(self) -> None:
         if self.transport is not None:
@@ -99,6 +114,8 @@ class BatchSession(asyncio.Protocol):
     def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
         """Write a batch's replies at once; with the WAL on, after its records are written
         (and with `-f 0` fsynced) if the batch wrote any."""
+        if self.batch_bytes:
+            self.batch_bytes = 0
         if self.early is not None:  # a parked command answered since the last batch
             out.insert(0, self.early)
             self.early = None

@@ -13,6 +13,8 @@ from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
 from beanpod.server.batch_session import BatchSession
+from beanpod.server.clock import ManualClock
+from beanpod.server.peers import forget_peer, note_peer
 
 if TYPE_CHECKING:
     from beanpod.server.app import App
@@ -21,6 +23,8 @@ log = logging.getLogger("beanpod.session")
 
 
 class BeanstalkdSession(BatchSession):
+    handlers = HANDLERS  # the test harness's sessions wrap these (beanpod/testing)
+
     def __init__(self, app: App) -> None:
         super().__init__(app, app.sessions)
         self.dialect = app.dialect
@@ -31,6 +35,7 @@ class BeanstalkdSession(BatchSession):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         log.debug("conn %d open", self.conn.id)
+        note_peer(self.app.events, self.conn.id, transport)
 
     def eof_received(self) -> bool:
         """A half-closed client gets TIMED_OUT for a waiting reserve, then we close."""
@@ -49,6 +54,7 @@ class BeanstalkdSession(BatchSession):
         self.app.engine.disconnect(self.conn, self.app.clock.now())
         self.app.rearm()
         log.debug("conn %d closed", self.conn.id)
+        forget_peer(self.app.events, self.conn.id)
 
     def deliver(self, outcome: ReserveOutcome) -> None:
         """Called by the engine when this session's parked reserve is answered."""
@@ -58,13 +64,18 @@ class BeanstalkdSession(BatchSession):
         """Called when a parked extension command (a qless events poll) is answered."""
         self._answer(reply)
 
+    def client_time(self, now: int) -> None:
+        clock = self.app.clock
+        if isinstance(clock, ManualClock):  # its move fires what fell due
+            self.now = clock.move_to(now)
+
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
         out: list[bytes] = []
         append = out.append
         parser = self.parser
-        handlers = HANDLERS
+        handlers = self.handlers
         close = stop = False
         while not stop and (batch := parser.take()):
             commands = iter(batch)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from beanpod.server.edge.settings import EdgeSettings
 
 DEFAULT_PORT = 11300
 DEFAULT_ADDRESS = "127.0.0.1"  # beanstalkd binds every interface; beanpod stays private
@@ -22,6 +24,11 @@ class ServerConfig:
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
+    http: tuple[str, int] | None = None  # --http host and port (None: no HTTP listener)
+    http_token_file: str | None = None  # --http-token: file holding the HTTP access token
+    metrics_max_tubes: int = 500  # --metrics-max-tubes: tubes /metrics exports by name
+    analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
+    edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 
     @property
     def unix_path(self) -> str | None:

@@ -9,6 +9,7 @@ start-up reads the directory back and restores the engine (core/restore.py).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from collections.abc import Hashable, Iterable, Iterator
@@ -20,9 +21,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.records import (
     DELETE_SIZE,
     PUT_OVERHEAD,
-    Record,
     RecordError,
-    decode,
     encode_delete,
     encode_next_id,
     encode_pause,
@@ -30,10 +29,11 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import Restored, restore
+from beanpod.core.restore import Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
+from beanpod.server.replay import ReplayProgress
 from beanpod.storage import compaction
 from beanpod.storage.framing import FRAME_SIZE, crc32, frame, frame_pair, pack_frame_header
 from beanpod.storage.recovery import CorruptLog, LogReader
@@ -45,6 +45,7 @@ log = logging.getLogger("beanpod.wal")
 DELETE_FRAME = FRAME_SIZE + DELETE_SIZE
 # Room asked for beyond a mutation's body: record header, tube name, its future delete.
 ROOM_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + DELETE_FRAME + 64
+REPLAY_STEP = 4096  # records between progress updates (and event-loop turns)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Durability:
         self.records_migrated = 0
         self._written_mark = 0
         self.lock: DirLock | None = None
+        self.progress = ReplayProgress()
+        self.restored = Restored()
         self.writer: WalWriter
         self.commit: GroupCommit
 
@@ -75,16 +78,62 @@ class Durability:
     def open(self, now: int) -> Restored:
         """Lock the directory, restore the engine from it, and start a new segment.
         Must run inside the event loop; raises WalLocked or CorruptLog."""
+        for _ in self.opening(now):
+            pass
+        return self.restored
+
+    async def open_async(self, now: int) -> Restored:
+        """`open`, letting the event loop run between slices of the replay (so an HTTP
+        /readyz can answer "replaying" meanwhile)."""
+        for _ in self.opening(now):
+            await asyncio.sleep(0)
+        return self.restored
+
+    def opening(self, now: int) -> Iterator[None]:
+        """`open` in steps: yields every REPLAY_STEP records."""
         directory = self.settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         self.lock = DirLock(directory)
+        collecting = gc.isenabled()
+        gc.disable()  # replay makes millions of objects and no cycles: don't walk them
         try:
             reader = LogReader(directory)
-            restored = restore(self.engine, self._decoded(reader), now)
+            restorer = Restorer(self.engine)
+            yield from self._replay(reader, restorer)
+            self.restored = restored = restorer.finish(now)
+            self.progress.finish(restored.jobs)
             old, first_index = self._tidy(reader)
         except BaseException:
             self.lock.release()
             raise
+        finally:
+            if collecting:
+                gc.enable()
+        self._start_writing(directory, old, first_index)
+        log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
+                 restored.next_id)  # fmt: skip
+
+    def _replay(self, reader: LogReader, restorer: Restorer) -> Iterator[None]:
+        progress = self.progress
+        progress.begin(len(reader.segments), reader.bytes_total)
+        paths = dict(reader.segments)
+        feed = restorer.feed_payload
+        count = 0
+        for index, offset, payload in reader.records(strict=True):
+            try:
+                feed(index, payload)
+            except RecordError as exc:
+                raise CorruptLog(paths[index], offset, str(exc)) from exc
+            count += 1
+            if not count % REPLAY_STEP:
+                progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
+                yield
+        progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
+
+    def _start_writing(self, directory: Path, old: list[tuple[int, Path, int]],
+                       first_index: int) -> None:  # fmt: skip
+        """The writer for new records, and the ledger of what pins each kept segment."""
+        restored = self.restored
         fsync_ms = self.settings.fsync_ms
         self.writer = writer = WalWriter(
             directory, self.settings.segment_size, first_index, old, self.io,
@@ -105,17 +154,6 @@ class Durability:
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
         self.engine.journal = self
-        log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
-                 restored.next_id)  # fmt: skip
-        return restored
-
-    def _decoded(self, reader: LogReader) -> Iterator[tuple[int, Record]]:
-        paths = dict(reader.segments)
-        for index, offset, payload in reader.records(strict=True):
-            try:
-                yield index, decode(payload)
-            except RecordError as exc:
-                raise CorruptLog(paths[index], offset, str(exc)) from exc
 
     def _tidy(self, reader: LogReader) -> tuple[list[tuple[int, Path, int]], int]:
         """Drop segments without records, cut torn tails and unused preallocated space."""
@@ -285,13 +323,16 @@ class Durability:
     # ---- reporting and shutdown --------------------------------------------------------
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
-        """(oldest index, current index, records migrated, records written, max size)."""
+        """(oldest index, current index, records migrated, records written, max size),
+        as beanstalkd 1.12 shows them: from start-up on, the current index is the segment
+        the next record goes to (a restart opens a new one, so it is above the old ones),
+        and the oldest is the current one while no older segment is kept."""
         writer = self.writer
+        current = writer.upcoming_index()
         oldest = writer.oldest()
-        current = writer.current
         return (
-            0 if oldest is None else oldest.index,
-            0 if current is None else current.index,
+            current if oldest is None else min(oldest.index, current),
+            current,
             self.records_migrated,
             writer.records_written,
             writer.segment_size,
@@ -322,13 +363,16 @@ def _state_item(key: str) -> tuple[str, str]:
     return ("state", key)
 
 
-def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | None) -> Durability:
-    """The log for `beanpod serve -b DIR`, with the engine restored from it."""
+async def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | None,
+                   progress: ReplayProgress) -> Durability:  # fmt: skip
+    """The log for `beanpod serve -b DIR`, with the engine restored from it (the event
+    loop keeps running between slices of the replay; `progress` tells how far it got)."""
     assert config.binlog_dir is not None
     fsync_ms = None if config.no_fsync else config.fsync_ms
     settings = WalSettings(Path(config.binlog_dir), fsync_ms, config.segment_size)
     wal = Durability(engine, settings, io)
-    wal.open(now)
+    wal.progress = progress
+    await wal.open_async(now)
     return wal
 
 

@@ -6,6 +6,7 @@ import os
 import platform
 import resource
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from beanpod import __version__
@@ -29,6 +30,7 @@ class ProcessInfo:
         self.wal: Durability | None = None  # set when the server runs with -b DIR
         self.binlog_max_size = 10485760  # -s, shown even without -b (as beanstalkd)
         self.events: EventWriter | None = None  # set when the server runs with --events
+        self.edge_stats: Callable[[], list[tuple[bytes, int]]] = list  # server/edge/front.py
 
     def rusage(self) -> tuple[float, float]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -49,6 +51,5 @@ class ProcessInfo:
     def extra_stats(self) -> list[tuple[bytes, int]]:
         """beanpod's own `stats` keys, after beanstalkd's; only for features that are on,
         so a server run as beanstalkd is run prints exactly beanstalkd's keys."""
-        if self.events is None:
-            return []
-        return [(b"events-dropped", self.events.dropped)]
+        keys = [] if self.events is None else [(b"events-dropped", self.events.dropped)]
+        return keys + self.edge_stats()

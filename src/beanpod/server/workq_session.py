@@ -14,6 +14,7 @@ from beanpod.protocols.workq.context import Dialect
 from beanpod.protocols.workq.handlers import handle
 from beanpod.protocols.workq.wire import server_error
 from beanpod.server.batch_session import BatchSession
+from beanpod.server.peers import forget_peer, note_peer
 
 if TYPE_CHECKING:
     from beanpod.server.app import App
@@ -33,6 +34,7 @@ class WorkqSession(BatchSession):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         log.debug("workq conn %d open", self.conn.id)
+        note_peer(self.app.events, self.conn.id, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -40,6 +42,13 @@ class WorkqSession(BatchSession):
         self.wait = None
         self.app.rearm()
         log.debug("workq conn %d closed", self.conn.id)
+        forget_peer(self.app.events, self.conn.id)
+
+    def eof_received(self) -> bool | None:
+        """The client half-closed: a payload it cut short is refused, as the reference."""
+        if not self.parked and (cut := self.parser.at_eof()) is not None:
+            self._flush([cut.reply], False, self._mark())
+        return super().eof_received()
 
     def deliver(self, reply: bytes) -> None:
         """Answer the parked command; later buffered commands run on the next loop turn."""

@@ -25,9 +25,11 @@ HEADER_SIZE = _HEADER.size + 4
 _FRAME = struct.Struct("<II")
 FRAME_SIZE = _FRAME.size
 pack_frame_header = _FRAME.pack  # (payload length, crc32 of payload): for inlined framing
+unpack_frame_header = _FRAME.unpack_from  # (data, offset) -> (length, crc): for replay
 MAX_PAYLOAD = (1 << 31) - 1
 
 crc32 = zlib.crc32
+WRONG_MAGIC = "bad header: not a beanpod WAL segment (wrong magic)"
 
 
 class FormatError(Exception):
@@ -61,7 +63,7 @@ def decode_header(data: bytes) -> Header:
     head = data[: _HEADER.size]
     magic, version, flags, index = _HEADER.unpack(head)
     if magic != MAGIC:
-        raise FormatError(0, "bad header: not a beanpod WAL segment (wrong magic)")
+        raise FormatError(0, WRONG_MAGIC)
     if int.from_bytes(data[_HEADER.size : HEADER_SIZE], "little") != crc32(head):
         raise FormatError(0, "bad header: checksum mismatch")
     if not MIN_VERSION <= version <= VERSION:
@@ -134,7 +136,7 @@ def next_valid_frame(data: bytes | memoryview, offset: int) -> int | None:
     pos = offset + 1
     while pos + FRAME_SIZE < end:
         if not raw[pos]:
-            nxt = _next_nonzero(raw, pos)
+            nxt = next_nonzero(raw, pos)
             if nxt is None:
                 return None
             # a length field may start up to 3 bytes before its first non-zero byte
@@ -153,6 +155,6 @@ def next_valid_frame(data: bytes | memoryview, offset: int) -> int | None:
 _NONZERO = re.compile(rb"[^\x00]")
 
 
-def _next_nonzero(raw: bytes, pos: int) -> int | None:
+def next_nonzero(raw: bytes, pos: int) -> int | None:
     found = _NONZERO.search(raw, pos)
     return None if found is None else found.start()

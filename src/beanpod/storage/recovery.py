@@ -20,13 +20,17 @@ from pathlib import Path
 from beanpod.storage.framing import (
     FRAME_SIZE,
     HEADER_SIZE,
+    WRONG_MAGIC,
     FormatError,
     VersionError,
+    crc32,
     decode_header,
     encode_header,
     frame,
+    next_nonzero,
     next_valid_frame,
     read_frame,
+    unpack_frame_header,
 )
 from beanpod.storage.segments import list_segments
 
@@ -62,25 +66,57 @@ class SegmentReport:
     version_error: bool = False
     damage: list[Damage] = field(default_factory=list)
     torn: bool = False  # the damage is a torn tail (safe to truncate at `end`)
+    unused: bool = False  # all zeros: a preallocated segment that never got a record
 
 
 def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int, bytes]]]:
     """Every valid record of one file, skipping damaged regions, with what was wrong."""
+    report, records = scan_segment(index, path)
+    return report, list(records)
+
+
+def scan_segment(index: int, path: Path) -> tuple[SegmentReport, Iterator[tuple[int, bytes]]]:
+    """The file's report and an iterator of its valid records, (offset, payload); the
+    report's record count, end and damage are complete once the iterator is exhausted.
+    Replay feeds each record on as it is read, so only one payload is alive at a time."""
     data = path.read_bytes()
     report = SegmentReport(index, path, len(data))
+    if next_nonzero(data, 0) is None:
+        report.unused = True  # preallocated, header not written yet: no records
+        return report, iter(())
     try:
         header = decode_header(data)
     except FormatError as exc:
         report.header_error = exc.reason
         report.version_error = isinstance(exc, VersionError)
         report.damage.append(Damage(0, exc.reason, next_valid_frame(data, HEADER_SIZE - 1)))
-        return report, []
+        return report, iter(())
     report.version = header.version
     if header.index != index:
         report.header_error = f"header says segment {header.index}, file name says {index}"
-        return report, []
-    out: list[tuple[int, bytes]] = []
-    offset = HEADER_SIZE
+        return report, iter(())
+    return report, _scan(data, report)
+
+
+def _scan(data: bytes, report: SegmentReport) -> Iterator[tuple[int, bytes]]:
+    # The common case first, inline: well-formed records up to the end marker.
+    unpack, end = unpack_frame_header, len(data)
+    offset, count = HEADER_SIZE, 0
+    while offset + FRAME_SIZE <= end:
+        length, crc = unpack(data, offset)
+        start = offset + FRAME_SIZE
+        stop = start + length
+        if not length or stop > end:
+            break
+        payload = data[start:stop]
+        if crc32(payload) != crc:
+            break
+        yield offset, payload
+        count += 1
+        offset = stop
+    if count:
+        report.end = offset
+    # From the end marker, or the first bad record, which `read_frame` describes.
     while True:
         try:
             got = read_frame(data, offset)
@@ -94,11 +130,10 @@ def read_segment(index: int, path: Path) -> tuple[SegmentReport, list[tuple[int,
         if got is None:
             break
         payload, after = got
-        out.append((offset, payload))
-        report.end = after
-        offset = after
-    report.records = len(out)
-    return report, out
+        yield offset, payload
+        count += 1
+        report.end = offset = after
+    report.records = count
 
 
 def _holds_records(path: Path) -> bool:
@@ -118,6 +153,8 @@ class LogReader:
         self.directory = directory
         self.segments = list_segments(directory)
         self.reports: list[SegmentReport] = []
+        self.bytes_total = sum(p.stat().st_size for _, p in self.segments)
+        self.bytes_read = 0
         # Only damage at or after the last segment holding records can be a torn tail.
         holding = [i for i, p in self.segments if _holds_records(p)]
         self.last_with_records = holding[-1] if holding else -1
@@ -125,19 +162,26 @@ class LogReader:
     def records(self, strict: bool = True) -> Iterator[tuple[int, int, bytes]]:
         """(segment index, offset, payload) of every valid record, in log order.
 
-        strict: raise CorruptLog at damage that is not a torn tail (start-up). Otherwise
-        skip damaged regions and keep going (verify, dump, salvage)."""
+        strict: raise CorruptLog at damage that is not a torn tail (start-up), once the
+        segment's readable records are out (a caller that gets CorruptLog throws away
+        what it built). Otherwise skip damaged regions and keep going (verify, dump,
+        salvage)."""
         for index, path in self.segments:
-            report, records = read_segment(index, path)
+            report, records = scan_segment(index, path)
             self.reports.append(report)
+            self.bytes_read += report.size
+            for offset, payload in records:
+                yield index, offset, payload
             self._classify(report)
             if strict:
                 self._check(report)
-            for offset, payload in records:
-                yield index, offset, payload
 
     def _classify(self, report: SegmentReport) -> None:
         is_tail = report.index >= self.last_with_records
+        if report.unused and not is_tail:  # records after it: its header was lost
+            report.unused = False
+            report.header_error = WRONG_MAGIC
+            report.damage.append(Damage(0, WRONG_MAGIC, None))
         if report.damage and not report.version_error:
             report.torn = is_tail and len(report.damage) == 1 and report.damage[0].resume is None
 

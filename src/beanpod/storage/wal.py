@@ -117,12 +117,12 @@ class WalWriter:
         return seg.index
 
     def _put(self, seg: Segment, record: bytes) -> None:
-        """Place a segment's first record in a new pending chunk (the open one)."""
+        """Place a segment's leading watermark in a new pending chunk (the open one);
+        not counted in `records_written` (beanstalkd's count is of job records)."""
         self.open = chunk = Chunk(seg, seg.end, bytearray(record))
         self.pending.append(chunk)
         seg.end += len(record)
         seg.records += 1
-        self.records_written += 1
         self.bytes_appended += len(record)
 
     def _rotate(self, size: int) -> Segment:
@@ -282,6 +282,11 @@ class WalWriter:
         self.open = None
         self.dir_dirty = self.dir_dirty or job.sync_dir
         self.drops[:0] = [s for s in job.drops if s.path.exists()]
+
+    def upcoming_index(self) -> int:
+        """The segment the next record goes to (the current one, else the next to open)."""
+        seg = self.current or (self.spares[0] if self.spares else None)
+        return self.next_index if seg is None else seg.index
 
     def oldest(self) -> Segment | None:
         return next(iter(self.segments.values()), None)

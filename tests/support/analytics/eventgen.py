@@ -79,7 +79,7 @@ def job_events(job: int, script: JobScript) -> list[tuple[int, str, dict[str, An
         add("kick", 1, **{"from": "delayed"})
     for s in script.steps:
         t += s.gap
-        add("reserve", s.conn, worker=s.worker)
+        add("reserve", s.conn, worker=s.worker, peer=f"10.0.0.{s.conn}:4000")
         t += s.run
         if s.outcome == "open":
             return out

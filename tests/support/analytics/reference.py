@@ -196,8 +196,9 @@ def workers(events: list[Event]) -> list[tuple[Any, ...]]:
         day = utc_day(e["ts"])
         if e["conn"] is not None and e["event"] == "reserve":
             rows[(e["conn"], day)][0] += 1
-            if e["worker"] is not None:
-                names[e["conn"]] = e["worker"]
+            name = e["worker"] if e["worker"] is not None else e["peer"]
+            if name is not None:
+                names[e["conn"]] = name
         if e["conn"] is not None and is_done(e):
             rows[(e["conn"], day)][1] += 1
         if e["run"] is not None and e["run_conn"] is not None:

@@ -39,12 +39,29 @@ def test_every_durable_change_is_journalled_with_its_extras() -> None:
     wq.lease(conn, ["q"], 0, 2, Outcomes())
     wq.complete(conn, U1, b"done", 3)  # result
     kinds = [r[0] for r in journal.records]
-    assert kinds == ["put", "update", "update", "update", "update"]
+    assert kinds == ["put", "state", "update", "update", "update", "update"]
+    assert journal.records[1][2] == b"workq.queue.q"  # the queue, journalled once
     last = WorkqExt.decode(journal.records[-1][2] or b"")
     assert (last.attempts, last.fails, last.result) == (2, 1, b"done")
     assert job.state is JobState.COMPLETE  # held: in no engine queue
     engine.tick(60_000)
     assert journal.records[-1] == ("delete", job.id, None)
+
+
+def test_restart_keeps_journalled_queues_and_rebuilds_those_of_older_logs() -> None:
+    engine, wq = make()
+    journal = RecordingJournal()
+    engine.journal = journal
+    conn = wq.connect()
+    wq.add(conn, U1, "emptied", 1000, 60_000, b"", now=0)
+    wq.delete(conn, U1, 1)
+    journal.named["workq.queue.emptied"] = b"1"
+    wq.add(conn, U2, "old-log", 1000, 60_000, b"", now=2)
+    del journal.named["workq.queue.old-log"]  # as a log written before queues were
+    restarted = Workq(engine)  # a new dialect over the restored engine
+    restarted.reattach(3)
+    assert restarted.queues == {"emptied", "old-log"}
+    assert journal.named["workq.queue.old-log"] == b"1"  # journalled now, kept from here
 
 
 def test_events_put_uuid_complete_fail_release_evict() -> None:

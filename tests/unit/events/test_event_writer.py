@@ -208,3 +208,18 @@ def test_hot_emitters_match_the_generic_path_in_every_file(
     assert files(root / "hot") == files(root / "generic")
     for name in files(root / "hot"):
         assert (root / "hot" / name).read_bytes() == (root / "generic" / name).read_bytes()
+
+
+def test_reserve_events_carry_the_connections_peer_address(tmp_path: Path) -> None:
+    with EventWriter(tmp_path) as writer:
+        writer.connection_opened(7, "10.0.0.5:40123")
+        writer.emit_reserve(T0, 1, "q", 7)
+        writer.emit_reserve(T0 + 1, 2, "q", 7, worker="w1")
+        writer.connection_closed(7)
+        writer.emit_reserve(T0 + 2, 3, "q", 8)
+    events = [json.loads(line) for line in (tmp_path / files(tmp_path)[0]).read_text().splitlines()]
+    assert [(e["worker"], e.get("peer")) for e in events] == [
+        (None, "10.0.0.5:40123"),
+        ("w1", "10.0.0.5:40123"),
+        (None, None),
+    ]

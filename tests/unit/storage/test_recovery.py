@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from beanpod.core.records import decode
+from beanpod.core.records import decode, encode_next_id
+from beanpod.storage.framing import encode_header, frame
 from beanpod.storage.recovery import CorruptLog, LogReader, salvage
 
 FIXTURES = Path(__file__).parents[2] / "data" / "wal"
@@ -71,9 +72,22 @@ def test_salvage_moves_a_bad_header_segment_aside(tmp_path: Path) -> None:
     assert len(read(directory)) == 4
 
 
-def test_zero_filled_last_segment_is_a_torn_creation(tmp_path: Path) -> None:
+def test_zero_filled_last_segment_is_an_unused_spare_not_damage(tmp_path: Path) -> None:
     directory = copy("valid", tmp_path)
-    (directory / "0000000003.wal").write_bytes(bytes(4096))
+    (directory / "0000000003.wal").write_bytes(bytes(4096))  # preallocated, header unwritten
+    (directory / "0000000004.wal").write_bytes(b"")  # created, not yet allocated
     reader = LogReader(directory)
     assert len(list(reader.records())) == 8
-    assert reader.reports[-1].torn and reader.reports[-1].records == 0
+    for spare in reader.reports[-2:]:
+        assert spare.unused and not spare.damage and spare.records == 0
+    assert not reader.damaged
+
+
+def test_zero_filled_segment_before_records_is_still_corruption(tmp_path: Path) -> None:
+    directory = copy("valid", tmp_path)
+    (directory / "0000000003.wal").write_bytes(bytes(4096))  # records follow in 4
+    (directory / "0000000004.wal").write_bytes(encode_header(4) + frame(encode_next_id(9)))
+    reader = LogReader(directory)
+    list(reader.records(strict=False))
+    assert [r.index for r in reader.damaged] == [3]
+    assert "wrong magic" in reader.damaged[0].damage[0].reason

@@ -7,6 +7,7 @@ every function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -97,7 +98,7 @@ def _requeue(q: Qless, now: int, a: Args) -> Any:
 
 def _pop(q: Qless, now: int, a: Args) -> Any:
     target = a.next("queue")
-    worker, count = a.text("worker"), a.integer("count", 1)
+    worker, count = a.text("worker"), a.integer("count")
     if isinstance(target, list):
         order = a.opt_text("order") or "ordered"
         return pop.pop_many(q, now, a.to_list("queue", target), worker, count, order)
@@ -105,7 +106,7 @@ def _pop(q: Qless, now: int, a: Args) -> Any:
 
 
 def _peek(q: Qless, now: int, a: Args) -> Any:
-    return pop.peek(q, now, a.text("queue"), a.integer("count", 1))
+    return pop.peek(q, now, a.text("queue"), a.integer("count"))
 
 
 def _complete(q: Qless, now: int, a: Args) -> Any:
@@ -287,6 +288,11 @@ def _length(q: Qless, now: int, a: Args) -> Any:
 def _log(q: Qless, now: int, a: Args) -> Any:
     jid, message = a.text("jid"), a.text("message")
     data = a.next("data") if a.more() else None
+    if isinstance(data, str):  # JSON text, as qless-core takes it
+        try:
+            data = json.loads(data)
+        except ValueError:
+            raise QlessError("Log(): Arg 'data' is not a JSON object") from None
     history.log(q, now, jid, message, data)
     return True
 

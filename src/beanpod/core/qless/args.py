@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from beanpod.core.qless.errors import QlessError
@@ -32,7 +33,11 @@ class Args:
         return value
 
     def text(self, name: str) -> str:
+        """A non-empty string; a number stands for its decimal text, as every argument
+        reaches qless-core's Lua as text (jid 0 is "0")."""
         value = self.next(name)
+        if _textual(value):
+            value = _as_text(value)
         if not isinstance(value, str) or not value:
             raise self._error(name, "must be a non-empty string", value)
         return value
@@ -50,6 +55,8 @@ class Args:
             except ValueError:
                 raise self._error(name, "not a number", value) from None
         if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._error(name, "not a number", value)
+        if not math.isfinite(value):  # Infinity, NaN, 1e400: no time, count or priority
             raise self._error(name, "not a number", value)
         return float(value)
 
@@ -84,9 +91,9 @@ class Args:
                 value = json.loads(value)
             except ValueError:
                 raise self._error(name, "not JSON", value) from None
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list) or not all(_textual(v) for v in value):
             raise self._error(name, "not a JSON array of strings", value)
-        return value
+        return [v if isinstance(v, str) else _as_text(v) for v in value]
 
     def strings(self) -> list[str]:
         """Every remaining argument, as strings."""
@@ -101,3 +108,16 @@ class Args:
         if len(rest) % 2:
             raise QlessError(f"{self.fn}(): Odd number of optional arguments: {len(rest)}")
         return {str(rest[i]): rest[i + 1] for i in range(0, len(rest), 2)}
+
+
+def _textual(value: Any) -> bool:
+    """A string, or a number standing for its text (qless-core's arguments are text)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _as_text(value: str | float) -> str:
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int) else repr(value)

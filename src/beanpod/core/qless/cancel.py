@@ -42,8 +42,8 @@ def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
 
 def _canceled(q: Qless, ext: QlessExt, worker: str) -> None:
     """`log` and the owner's channel hear of a cancel; then `canceled` if tracked."""
-    data = json.dumps({"jid": ext.jid, "worker": worker, "event": "canceled",
-                       "queue": ext.queue}, separators=(",", ":"))  # fmt: skip
+    data = json.dumps({"jid": ext.jid, "queue": ext.queue, "event": "canceled",
+                       "worker": worker}, separators=(",", ":"))  # fmt: skip
     q.channels.publish("log", data)
     if worker:
         q.channels.publish(f"w:{worker}", data)

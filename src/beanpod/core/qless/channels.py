@@ -4,7 +4,8 @@ qless publishes on Redis channels (qless-semantics.md section 12): per tracked j
 (`track untrack put popped stalled completed failed canceled`, data = the jid), `log`
 (JSON `{event, jid, ...}` for put, completed, advanced, failed, canceled, lock_lost,
 config_set, config_unset) and `w:<worker>` (lock_lost / canceled for that worker's job).
-Names are given without Redis's `ql:` prefix (a `ql:` prefix is accepted and dropped).
+Names are given without Redis's `ql:` prefix (a `ql:` prefix is accepted and dropped);
+`*` reads every channel, as Redis's `psubscribe ql:*` does.
 
 Here every message gets a sequence number and goes into a bounded buffer. A reader asks
 for the messages on some channels after its cursor (the last sequence number it saw);
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 BUFFER = 10_000  # messages kept for readers that are behind
 MAX_COUNT = 1000  # messages per answer
 PREFIX = "ql:"
+ANY = "*"  # as a channel name: every channel (Redis's `psubscribe *`)
 
 Answer = Callable[[dict[str, Any]], None]
 
@@ -61,8 +63,8 @@ class Channels:
     def publish(self, channel: str, data: str) -> None:
         self.seq += 1
         self.buffer.append((self.seq, channel, data))
-        waiting = self.polls.pop(channel, None)
-        for poll in () if waiting is None else waiting.values():
+        waiting = {**self.polls.pop(channel, {}), **self.polls.pop(ANY, {})}
+        for poll in waiting.values():
             self.withdraw(poll)
             if poll.alive():
                 poll.answer(self.read(poll.channels, poll.cursor, poll.count))
@@ -78,8 +80,9 @@ class Channels:
         start = max(0, cursor + 1 - first)
         found: list[dict[str, Any]] = []
         last = head
+        every = ANY in channels
         for seq, channel, data in islice(self.buffer, start, None):
-            if channel in channels:
+            if every or channel in channels:
                 found.append({"seq": seq, "channel": channel, "data": data})
                 if len(found) >= count:
                     last = seq
@@ -147,7 +150,8 @@ def poll(
 
 
 def log(q: Qless, **fields: Any) -> None:
-    """A `log` message: JSON `{event, ...}`."""
+    """A `log` message: JSON `{event, ...}`, its keys in the order qless-core's cjson
+    prints them (callers pass them so), for readers that compare the text."""
     q.channels.publish("log", json.dumps(fields, separators=(",", ":")))
 
 

@@ -41,7 +41,7 @@ def complete(
     q.emit(now, "complete", job, bytes=len(job.body))
     channels.tracked(q, ext, "completed")
     if next_queue is not None:
-        channels.log(q, jid=jid, event="advanced", queue=queue, to=next_queue)
+        channels.log(q, jid=jid, to=next_queue, event="advanced", queue=queue)
         return _advance(q, now, job, next_queue, delay_ms or 0, depends or [])
     channels.log(q, jid=jid, event="completed", queue=queue)
     return _finish(q, now, job)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # What `config.get` lists (qless-core's defaults table).
@@ -45,13 +46,14 @@ class Config:
         if value is None:
             value = FALLBACKS.get(key, fallback)
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             return fallback
+        return number if math.isfinite(number) else fallback  # `Infinity`, `NaN`, 1e400
 
     def heartbeat_ms(self, queue: str) -> int:
         """The lock length for `queue`: `<queue>-heartbeat`, else `heartbeat`."""
-        seconds = self.get(f"{queue}-heartbeat")
-        if seconds is None:
-            return int(self.number("heartbeat", 60) * 1000)
-        return int(float(seconds) * 1000)
+        seconds = self.number("heartbeat", 60)
+        if self.get(f"{queue}-heartbeat") is not None:
+            seconds = self.number(f"{queue}-heartbeat", seconds)
+        return int(seconds * 1000)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves
-from beanpod.core.qless.errors import QlessError, missing
+from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.names import state_name
 
@@ -80,11 +80,10 @@ def depends(q: Qless, now: int, jid: str, command: str, jids: list[str]) -> bool
     is in state depends; removing the last dependency makes it waiting at once."""
     q.at(now)
     job = q.find(jid)
-    if job is None or qext(job) is None:
-        raise missing("Depends", jid)
-    state = state_name(job)
+    state = "nil" if job is None or qext(job) is None else state_name(job)
     if state != "depends":  # a throttled job is held as depends too
-        raise QlessError(f"Depends(): Job {jid} is not in the depends state: {state}")
+        raise QlessError(f"Depends(): Job {jid} not in the depends state: {state}")
+    assert job is not None
     ext = moves.ext_of(job)
     if command == "on":
         link(q, ext, jids)

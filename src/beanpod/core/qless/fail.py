@@ -36,7 +36,7 @@ def fail(
 
 def failed_event(q: Qless, jid: str, worker: str, group: str, message: str) -> None:
     """The `log` message of a failure, then `failed` for a tracked job."""
-    channels.log(q, jid=jid, event="failed", worker=worker, group=group, message=message)
+    channels.log(q, message=message, jid=jid, group=group, event="failed", worker=worker)
     job = q.jobs.get(jid)
     if job is not None:
         channels.tracked(q, moves.ext_of(job), "failed")
@@ -56,12 +56,11 @@ def retry(
     moves.set_queue(q, job, queue)
     if ext.remaining < 0:
         group = group or f"failed-retries-{queue}"
-        owner = worker
         if message is None:
             message, worker = f'Job exhausted retries in queue "{queue}"', ""
         q.history(job, now, "failed", group=group)
         moves.to_failed(q, job, now, group, message, worker)
-        failed_event(q, jid, owner, group, message)
+        channels.tracked(q, ext, "failed")  # qless-core logs no `failed` event here
     else:
         if group is not None and message is not None:
             ext.failure = {"group": group, "message": message, "when": now // 1000,

@@ -68,7 +68,7 @@ def _expire(q: Qless, job: Job, now: int) -> bool:
     message = f'Job exhausted retries in queue "{ext.queue}"'
     moves.to_failed(q, job, now, group, message, "")
     q.save(job)
-    channels.log(q, jid=ext.jid, event="failed", worker=owner, group=group, message=message)
+    channels.log(q, message=message, jid=ext.jid, group=group, event="failed", worker=owner)
     channels.tracked(q, ext, "failed")
     return False
 

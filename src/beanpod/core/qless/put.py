@@ -96,7 +96,7 @@ def create(
     q.jobs[jid] = job
     if job.state is JobState.DELAYED:  # waits from its due time (moves.scheduled_due)
         engine.timers.arm(job.deadline, SCHED_DUE, job)
-    tags.index(q, jid, ext.tags)
+    tags.index(q, jid, ext.tags, now)
     if held is not None:
         q.queue(queue).depends[jid] = job
     throttles.check_put(q, job, now)
@@ -114,7 +114,7 @@ def _move(
         raise QlessError(f"Put(): Job {job.id} belongs to another dialect")
     moves.detach(q, job)
     if opts.tags is not None:
-        tags.set_tags(q, job, opts.tags)
+        tags.set_tags(q, job, opts.tags, now)
     if opts.priority is not None:
         ext.priority = opts.priority
     if opts.retries is not None:

@@ -33,10 +33,12 @@ def counts(info: QueueInfo) -> dict[str, Any]:
 
 
 def queues(q: Qless, now: int, name: str | None = None) -> Any:
-    """queues() -> counts of every known queue (first-seen order); queues(name)."""
+    """queues() -> counts of every known queue (first seen first; at the same time by
+    name, as Redis orders equal scores); queues(name)."""
     q.at(now)
     if name is None:
-        return [counts(info) for info in q.queues.values()]
+        known = sorted(q.queues.values(), key=lambda info: (info.since, info.name.encode()))
+        return [counts(info) for info in known]
     info = q.queues.get(name)
     if info is not None:
         return counts(info)

@@ -47,10 +47,12 @@ class QueueInfo:
     """A known qless queue: holds a reference on its tube so the tube (and a pause)
     outlives its jobs, plus the qless-only sets of the queue."""
 
-    __slots__ = ("depends", "name", "recurring", "running", "stalled", "throttled", "tube")
+    __slots__ = ("depends", "name", "recurring", "running", "since", "stalled", "throttled",
+                 "tube")  # fmt: skip
 
-    def __init__(self, name: str, engine: Engine) -> None:
+    def __init__(self, name: str, engine: Engine, since: int = 0) -> None:
         self.name = name
+        self.since = since  # first seen (ms), the order `queues` lists them in
         self.tube = engine.tube(name)
         self.tube.refs += 1
         self.running: dict[int, Job] = {}  # held by qless workers
@@ -69,7 +71,7 @@ class Qless:
         self.worker_saved: dict[str, int] = {}  # name -> last-seen time journalled last
         self.conns: dict[str, Conn] = {}  # the engine connection holding a worker's locks
         self.groups: dict[str, OrderedDict[str, Job]] = {}  # failed jids, oldest first
-        self.tags: dict[str, dict[str, None]] = {}  # tag -> jids in tagging order
+        self.tags: dict[str, dict[str, int]] = {}  # tag -> {jid: when tagged (ms)}
         self.tracked: dict[str, None] = {}
         self.completed: OrderedDict[str, Job] = OrderedDict()  # oldest completion first
         self.config = Config()
@@ -118,7 +120,7 @@ class Qless:
         info = self.queues.get(name)
         if info is None:
             check_queue_name(name)
-            info = self.queues[name] = QueueInfo(name, self.engine)
+            info = self.queues[name] = QueueInfo(name, self.engine, self.now)
         return info
 
     def conn_for(self, worker: str) -> Conn:
@@ -158,7 +160,7 @@ class Qless:
             channels.log(self, event="config_unset", option=key)
         else:
             self.config.set(key, value)
-            channels.log(self, event="config_set", option=key, value=value)
+            channels.log(self, option=key, event="config_set", value=value)
         self.stats.history_days = int(self.config.number("stats-history", 30))
         self.save_state(CONFIG_STATE + key, value)
 

@@ -1,4 +1,5 @@
-"""Tags: add/remove on a job, jobs by tag (tagging order, paged), top tags."""
+"""Tags: add/remove on a job, jobs by tag (tagging order, paged), top tags. The index
+keeps when each job was tagged, for qless's order."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
 
 
-def index(q: Qless, jid: str, tags: list[str]) -> None:
+def index(q: Qless, jid: str, tags: list[str], now: int = 0) -> None:
+    """File `jid` under `tags`, tagged at `now` (0 after a restart: unknown)."""
     for tag in tags:
-        q.tags.setdefault(tag, {})[jid] = None
+        q.tags.setdefault(tag, {}).setdefault(jid, now)
 
 
 def unindex(q: Qless, jid: str, tags: list[str]) -> None:
@@ -25,18 +27,19 @@ def unindex(q: Qless, jid: str, tags: list[str]) -> None:
                 del q.tags[tag]
 
 
-def set_tags(q: Qless, job: Job, tags: list[str]) -> None:
-    """Replace `job`'s tags (deduplicated, order kept)."""
+def set_tags(q: Qless, job: Job, tags: list[str], now: int) -> None:
+    """Replace `job`'s tags (deduplicated, order kept); tags it keeps keep their time."""
     ext = moves.ext_of(job)
-    unindex(q, ext.jid, ext.tags)
-    ext.tags = list(dict.fromkeys(tags))
-    index(q, ext.jid, ext.tags)
+    kept = list(dict.fromkeys(tags))
+    unindex(q, ext.jid, [t for t in ext.tags if t not in set(kept)])
+    ext.tags = kept
+    index(q, ext.jid, kept, now)
 
 
 def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
     job, ext = moves.adopt_required(q, "Tag", jid)
-    set_tags(q, job, [*ext.tags, *tags])
+    set_tags(q, job, [*ext.tags, *tags], now)
     q.save(job)
     return list(ext.tags)
 
@@ -45,19 +48,21 @@ def remove(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
     job, ext = moves.adopt_required(q, "Tag", jid)
     drop = set(tags)
-    set_tags(q, job, [t for t in ext.tags if t not in drop])
+    set_tags(q, job, [t for t in ext.tags if t not in drop], now)
     q.save(job)
     return list(ext.tags)
 
 
 def get(q: Qless, tag: str, offset: int = 0, count: int = 25) -> dict[str, Any]:
-    """Jobs tagged `tag`, in tagging order: {total, jobs: [jid...]}."""
+    """Jobs tagged `tag`, in tagging order (then by jid, as Redis orders equal scores):
+    {total, jobs: [jid...]}."""
     jids = q.tags.get(tag, {})
-    return {"total": len(jids), "jobs": list(jids)[offset : offset + count]}
+    ordered = sorted(jids, key=lambda jid: (jids[jid], jid.encode()))
+    return {"total": len(jids), "jobs": ordered[offset : offset + count]}
 
 
 def top(q: Qless, offset: int = 0, count: int = 25) -> list[str]:
     """Tags used by at least two jobs, most used first."""
-    used = [(len(jids), tag) for tag, jids in q.tags.items() if len(jids) >= 2]
-    used.sort(key=lambda pair: -pair[0])
-    return [tag for _, tag in used[offset : offset + count]]
+    used = [(len(jids), tag.encode(), tag) for tag, jids in q.tags.items() if len(jids) >= 2]
+    used.sort(reverse=True)  # Redis's zrevrangebyscore: ties in reverse byte order
+    return [tag for _, _, tag in used[offset : offset + count]]

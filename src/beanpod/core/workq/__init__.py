@@ -11,6 +11,7 @@ from beanpod.core.workq.waits import (
     DUPLICATE_RESULT,
     NO_ROOM,
     NOT_FOUND,
+    OUT_OF_MEMORY,
     TIMEOUT,
     DeliverResult,
     Result,
@@ -20,6 +21,7 @@ from beanpod.core.workq.waits import (
 )
 
 __all__ = [
-    "DRAINING", "DUPLICATE_JOB", "DUPLICATE_RESULT", "NOT_FOUND", "NO_ROOM", "TIMEOUT",
+    "DRAINING", "DUPLICATE_JOB", "DUPLICATE_RESULT", "NOT_FOUND", "NO_ROOM", "OUT_OF_MEMORY",
+    "TIMEOUT",
     "DeliverResult", "Result", "Wait", "WaitOutcome", "Workq", "WorkqError",
 ]  # fmt: skip

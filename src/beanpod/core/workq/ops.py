@@ -37,6 +37,7 @@ from beanpod.core.workq.waits import (
     DUPLICATE_RESULT,
     NO_ROOM,
     NOT_FOUND,
+    OUT_OF_MEMORY,
     TIMEOUT,
     DeliverResult,
     Result,
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 TTL_DUE = 10  # timer kind: a Workq job's TTL ran out (target: its WorkqExt)
 WAIT_DUE = 11  # timer kind: a run/result wait reached its wait-timeout (target: Wait)
 
+QUEUE_STATE = "workq.queue."  # journal state key prefix: one per Workq queue ever created
+
 
 class Workq:
     """The Workq dialect's state on one engine: uuid index, waits, evictions."""
@@ -61,6 +64,7 @@ class Workq:
         self.waits: dict[int, list[Wait]] = {}  # job id -> parked run/result commands
         self.evicted = 0  # unfinished jobs removed by TTL (`inspect server` evicted-jobs)
         self.clients = 0
+        self.queues: set[str] = set()  # every queue add/schedule/run/lease created
         handlers = engine.timer_handlers
         handlers[TTL_DUE] = self._ttl_due
         handlers[WAIT_DUE] = self._wait_due
@@ -88,6 +92,21 @@ class Workq:
             if wait.run and job is not None:
                 self._remove(job, now, None, "delete")  # a run's job lives as long as the run
         self.clients -= 1
+
+    # ---- queues ------------------------------------------------------------------------
+
+    def keep_queue(self, name: str) -> None:
+        """A Workq queue, once created, is never removed (as the reference's): remember
+        its name, journalled the first time so a restart keeps it."""
+        if name in self.queues:
+            return
+        self.queues.add(name)
+        journal = self.engine.journal
+        if journal is not None:
+            journal.record_state(QUEUE_STATE + name, b"1")
+
+    def has_queue(self, name: str) -> bool:
+        return name in self.queues or name in self.engine.tubes
 
     # ---- lookups -----------------------------------------------------------------------
 
@@ -157,11 +176,15 @@ class Workq:
         self._need_room(len(body))
         if self.find(ext.uuid) is not None:
             raise WorkqError(DUPLICATE_JOB)
+        meter = engine.meter
+        if meter is not None and meter.refuses(len(body), self._tube_jobs(name)):
+            raise WorkqError(OUT_OF_MEMORY)
         # A parked lease may be served inside put(); it needs only job.ext, set by put.
         job = engine.put(conn, engine.tube(name), to_engine_pri(priority), delay, ttr, body,
                          now, ext=ext)  # fmt: skip
         ext.job = job
         self.index[ext.uuid] = job
+        self.keep_queue(name)
         return job
 
     # ---- consuming ---------------------------------------------------------------------
@@ -175,7 +198,9 @@ class Workq:
         deliver: Callable[[ReserveOutcome], None],
     ) -> ReserveOutcome | None:
         """lease: the best ready job of `names`, TIMED_OUT, or None (parked; `deliver`
-        is called later). Each lease counts an attempt."""
+        is called later). Each lease counts an attempt; its names become queues."""
+        for name in names:
+            self.keep_queue(name)
 
         def leased(outcome: ReserveOutcome) -> None:
             if outcome is not TIMED_OUT:
@@ -254,7 +279,12 @@ class Workq:
 
     def reattach(self, now: int) -> None:
         """After the write-ahead log restored the engine's jobs: index Workq jobs, re-arm
-        their TTL, and drop jobs of `run` commands (a run does not survive a restart)."""
+        their TTL, and drop jobs of `run` commands (a run does not survive a restart).
+        Queues come back from their journal records, and (logs written before queues
+        were journalled) from the names of the Workq jobs restored."""
+        journal = self.engine.journal
+        if journal is not None:
+            self.queues.update(k[len(QUEUE_STATE) :] for k in journal.states(QUEUE_STATE))
         runs = []
         for job in list(self.engine.jobs.values()):
             ext = workq_ext(job)
@@ -262,6 +292,7 @@ class Workq:
                 continue
             ext.job = job
             self.index[ext.uuid] = job
+            self.keep_queue(job.tube.name)
             if ext.is_run:
                 runs.append(job)
             elif ext.expires:
@@ -277,6 +308,10 @@ class Workq:
             raise WorkqError(DUPLICATE_RESULT)
         self._need_room(len(result))
         return job
+
+    def _tube_jobs(self, name: str) -> int:
+        tube = self.engine.tubes.get(name)
+        return 0 if tube is None else tube.jobs
 
     def _need_room(self, nbytes: int) -> None:
         if self.engine.refuses(nbytes):
@@ -388,6 +423,7 @@ class Workq:
         engine = self.engine
         engine.unreserve(job)
         job.timeouts += 1
+        job.tube.timeouts += 1
         engine.counts.job_timeouts += 1
         if engine.events is not None:
             engine.events.emit(now, "timeout", job.id, job.tube.name, None)

@@ -11,6 +11,7 @@ DUPLICATE_RESULT = "Duplicate result"
 NOT_FOUND = "NOT_FOUND"
 DRAINING = "Server is draining"
 NO_ROOM = "Write-ahead log is out of disk space"  # answered before anything changes
+OUT_OF_MEMORY = "Out of memory"  # --max-memory or --max-jobs-per-tube: nothing changed
 TIMEOUT = "TIMEOUT"  # what a run/result wait answers when its time is up
 
 Result = tuple[bytes, int, bytes]  # (uuid, success 0/1, result bytes)

@@ -193,11 +193,15 @@ BODY_VERBS = frozenset({b"put", b"qless"})
 class Parser:
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_job", "_max_job_size", "_mode", "_need", "_pos", "_queue", "drained")
+    __slots__ = (
+        "_buf", "_consumed", "_job", "_max_job_size", "_mode", "_need", "_pos", "_queue",
+        "drained",
+    )  # fmt: skip
 
     def __init__(self, max_job_size: int = w.DEFAULT_MAX_JOB_SIZE) -> None:
         self._buf = bytearray()
         self._pos = 0
+        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
         self._mode = LINE
         self._need = 0  # bytes still expected in BODY or SKIP mode
         # pri, delay, ttr of the put being read; None while reading a qless request body
@@ -211,6 +215,7 @@ class Parser:
     def feed(self, data: bytes) -> None:
         buf = self._buf
         if self._pos:
+            self._consumed += self._pos
             del buf[: self._pos]
             self._pos = 0
         buf += data
@@ -219,6 +224,16 @@ class Parser:
     def buffered(self) -> int:
         """Unparsed bytes plus commands parsed ahead (non-zero: there may be more to do)."""
         return len(self._buf) - self._pos + len(self._queue)
+
+    def started(self) -> int | None:
+        """Where the command being received began: a stream offset that stays the same
+        until it is complete (for --request-timeout); None between commands."""
+        mode, pos = self._mode, self._pos
+        if mode == LINE:
+            return None if pos == len(self._buf) else self._consumed + pos
+        if mode == SKIP:
+            return self._consumed + pos + self._need
+        return self._consumed + pos if mode == BODY else -1  # -1: discarding a long line
 
     def next_command(self) -> Command | None:
         """The next complete command, or None if more bytes are needed."""

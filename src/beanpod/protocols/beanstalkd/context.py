@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from beanpod.protocols.beanstalkd import wire as w
@@ -73,6 +74,17 @@ class Dialect:
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
         self.qless = qless  # qless job features (the `qless` extension command)
+        # Error replies by (verb, reply), counted where a handler refuses (off the success
+        # path); parser rejections count under commands.ERROR.
+        self.errors: dict[tuple[bytes, bytes], int] = {}
+        self.output_limit = 1 << 62  # bytes of peek replies one batch may produce
+        self.audit: Callable[..., None] | None = None  # --audit-log: admin verbs are told
+
+    def failed(self, verb: bytes, reply: bytes) -> bytes:
+        """Count the error `reply` to `verb`, and return it."""
+        key = (verb, reply)
+        self.errors[key] = self.errors.get(key, 0) + 1
+        return reply
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
@@ -84,9 +96,15 @@ class Context(Protocol):
     dialect: Dialect
     conn: Conn
     now: int
+    batch_bytes: int  # bytes of peek replies in the current batch (reset by the session)
 
     def deliver(self, outcome: ReserveOutcome) -> None: ...
 
     def answer(self, reply: bytes) -> None:
         """Answer the parked command with `reply` (a long-poll extension call)."""
+        ...
+
+    def client_time(self, now: int) -> None:
+        """A request's client-supplied time (ms): moves a manual clock there (never
+        backwards) and `now` with it; the real clock ignores it."""
         ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from beanpod.core import admin
 from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
@@ -17,8 +18,7 @@ from beanpod.protocols.beanstalkd import inspect, qless
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
-KICK_RECORD = 64  # room asked per kicked job (an update record)
-CLOSE = b""  # sentinel reply: close the connection
+CLOSE = w.CLOSE  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
 
@@ -56,12 +56,15 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
         engine.set_producer(conn)
     if engine.draining:
         engine.allocate_id()  # beanstalkd has already made the job when it notices
-        return w.DRAINING
+        return d.failed(PUT, w.DRAINING)
     _, pri, delay, ttr, body = cmd
     journal = engine.journal  # engine.refuses(len(body)), inlined on the hottest path
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
-        return w.OUT_OF_MEMORY
+        return d.failed(PUT, w.OUT_OF_MEMORY)
+    meter = engine.meter
+    if meter is not None and meter.refuses(len(body), conn.use.jobs):
+        return d.failed(PUT, w.OUT_OF_MEMORY)  # as beanstalkd out of memory: no id spent
     job = engine.put(conn, conn.use, pri, MILLIS[delay], MILLIS[ttr or 1], body, s.now)
     return b"INSERTED %d\r\n" % job.id  # w.inserted, inlined on the hottest path
 
@@ -69,13 +72,13 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
 def put_too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put whose <bytes> exceeds max-job-size: the body was read and discarded."""
     s.dialect.cmd_counts[w.PUT] += 1
-    return w.JOB_TOO_BIG
+    return s.dialect.failed(w.PUT, w.JOB_TOO_BIG)
 
 
 def put_trailing(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put line with bytes after <bytes>: counted, then refused."""
     s.dialect.cmd_counts[w.PUT] += 1
-    return w.BAD_FORMAT
+    return s.dialect.failed(w.PUT, w.BAD_FORMAT)
 
 
 def put_bad_crlf(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -84,13 +87,13 @@ def put_bad_crlf(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.PUT] += 1
     d.engine.set_producer(s.conn)
     d.engine.allocate_id()
-    return w.EXPECTED_CRLF
+    return d.failed(w.PUT, w.EXPECTED_CRLF)
 
 
 def error(s: Context, cmd: tuple[Any, ...]) -> bytes:
-    """A line the parser rejected (BAD_FORMAT, UNKNOWN_COMMAND): not counted."""
-    reply: bytes = cmd[1]
-    return reply
+    """A line the parser rejected (BAD_FORMAT, UNKNOWN_COMMAND): not counted as a
+    command, counted as an error of no verb (c.ERROR)."""
+    return s.dialect.failed(c.ERROR, cmd[1])
 
 
 def use(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -127,14 +130,14 @@ def reserve_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.RESERVE_JOB] += 1
     job = d.engine.reserve_job(s.conn, cmd[1], s.now)
-    return w.NOT_FOUND if job is None else w.reserved(job.id, job.body)
+    return d.failed(w.RESERVE_JOB, w.NOT_FOUND) if job is None else w.reserved(job.id, job.body)
 
 
 def delete(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """delete <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[DELETE] += 1
-    return w.DELETED if d.engine.delete(s.conn, cmd[1], s.now) else w.NOT_FOUND
+    return w.DELETED if d.engine.delete(s.conn, cmd[1], s.now) else d.failed(DELETE, w.NOT_FOUND)
 
 
 def release(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -143,8 +146,12 @@ def release(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.RELEASE] += 1
     _, job_id, pri, delay = cmd
     if job_id in s.conn.reserved and d.engine.refuses():
-        return w.OUT_OF_MEMORY
-    return w.RELEASED if d.engine.release(s.conn, job_id, pri, delay * 1000, s.now) else w.NOT_FOUND
+        return d.failed(w.RELEASE, w.OUT_OF_MEMORY)
+    return (
+        w.RELEASED
+        if d.engine.release(s.conn, job_id, pri, delay * 1000, s.now)
+        else d.failed(w.RELEASE, w.NOT_FOUND)
+    )
 
 
 def bury(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -152,15 +159,17 @@ def bury(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.BURY] += 1
     if cmd[1] in s.conn.reserved and d.engine.refuses():
-        return w.OUT_OF_MEMORY
-    return w.BURIED if d.engine.bury(s.conn, cmd[1], cmd[2], s.now) else w.NOT_FOUND
+        return d.failed(w.BURY, w.OUT_OF_MEMORY)
+    return (
+        w.BURIED if d.engine.bury(s.conn, cmd[1], cmd[2], s.now) else d.failed(w.BURY, w.NOT_FOUND)
+    )
 
 
 def touch(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """touch <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.TOUCH] += 1
-    return w.TOUCHED if d.engine.touch(s.conn, cmd[1], s.now) else w.NOT_FOUND
+    return w.TOUCHED if d.engine.touch(s.conn, cmd[1], s.now) else d.failed(w.TOUCH, w.NOT_FOUND)
 
 
 def watch(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -175,26 +184,35 @@ def ignore(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.IGNORE] += 1
     count = d.engine.ignore(s.conn, cmd[1])
-    return w.NOT_IGNORED if count is None else w.watching(count)
+    return d.failed(w.IGNORE, w.NOT_IGNORED) if count is None else w.watching(count)
 
 
 def kick(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick <bound>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK] += 1
-    bound = cmd[1]
-    if bound and d.engine.refuses(min(bound, 4096) * KICK_RECORD):
-        bound = 0  # like beanstalkd, kick only what the log has room for
-    return w.kicked(d.engine.kick(s.conn, s.conn.use, bound, s.now))
+    kicked = admin.kick(d.engine, s.conn, s.conn.use, cmd[1], s.now)
+    if d.audit is not None:
+        d.audit("kick", conn=s.conn.id, tube=s.conn.use.name, bound=cmd[1], kicked=kicked)
+    return w.kicked(kicked)
+
+
+_ADMIN_REPLIES = {
+    admin.Outcome.NOT_FOUND: w.NOT_FOUND,
+    admin.Outcome.NO_ROOM: w.OUT_OF_MEMORY,
+}
 
 
 def kick_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """kick-job <id>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.KICK_JOB] += 1
-    if cmd[1] in d.engine.jobs and d.engine.refuses():
-        return w.OUT_OF_MEMORY
-    return w.KICKED if d.engine.kick_job(s.conn, cmd[1], s.now) else w.NOT_FOUND
+    outcome = admin.kick_job(d.engine, s.conn, cmd[1], s.now)
+    if outcome is admin.Outcome.DONE:
+        if d.audit is not None:
+            d.audit("kick-job", conn=s.conn.id, job=cmd[1])
+        return w.KICKED
+    return d.failed(w.KICK_JOB, _ADMIN_REPLIES[outcome])
 
 
 def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -202,9 +220,12 @@ def pause_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PAUSE_TUBE] += 1
     _, name, delay = cmd
-    if name in d.engine.tubes and d.engine.refuses():
-        return w.OUT_OF_MEMORY
-    return w.PAUSED if d.engine.pause_tube(s.conn, name, delay * 1000, s.now) else w.NOT_FOUND
+    outcome = admin.pause(d.engine, s.conn, name, delay * 1000, s.now)
+    if outcome is admin.Outcome.DONE:
+        if d.audit is not None:
+            d.audit("pause-tube", conn=s.conn.id, tube=name, seconds=delay)
+        return w.PAUSED
+    return d.failed(w.PAUSE_TUBE, _ADMIN_REPLIES[outcome])
 
 
 def quit_(s: Context, cmd: tuple[Any, ...]) -> bytes:

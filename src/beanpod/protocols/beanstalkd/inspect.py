@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from beanpod.core.job import STATE_NAMES, JobState
+from beanpod.core.job import STATE_NAMES, Job, JobState
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd import yaml
 from beanpod.protocols.beanstalkd.context import COUNTED, Context
 
 _TIMED_STATES = (JobState.RESERVED, JobState.DELAYED)
+
+
+def _found(s: Context, job: Job) -> bytes:
+    """FOUND with the body; CLOSE once this batch's peeks pass the output limit (a
+    pipeline of peeks at a big job multiplies it: 8 bytes in, the body out)."""
+    reply = w.found(job.id, job.body)
+    s.batch_bytes += len(reply)
+    return reply if s.batch_bytes <= s.dialect.output_limit else w.CLOSE
 
 
 def _seconds_left(deadline: int, now: int) -> int:
@@ -26,7 +34,7 @@ def peek(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PEEK] += 1
     job = d.engine.peek(cmd[1])
-    return w.NOT_FOUND if job is None else w.found(job.id, job.body)
+    return d.failed(w.PEEK, w.NOT_FOUND) if job is None else _found(s, job)
 
 
 def peek_ready(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -34,7 +42,7 @@ def peek_ready(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PEEK_READY] += 1
     job = d.engine.peek_ready(s.conn.use)
-    return w.NOT_FOUND if job is None else w.found(job.id, job.body)
+    return d.failed(w.PEEK_READY, w.NOT_FOUND) if job is None else _found(s, job)
 
 
 def peek_delayed(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -42,7 +50,7 @@ def peek_delayed(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PEEK_DELAYED] += 1
     job = d.engine.peek_delayed(s.conn.use)
-    return w.NOT_FOUND if job is None else w.found(job.id, job.body)
+    return d.failed(w.PEEK_DELAYED, w.NOT_FOUND) if job is None else _found(s, job)
 
 
 def peek_buried(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -50,7 +58,7 @@ def peek_buried(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.PEEK_BURIED] += 1
     job = d.engine.peek_buried(s.conn.use)
-    return w.NOT_FOUND if job is None else w.found(job.id, job.body)
+    return d.failed(w.PEEK_BURIED, w.NOT_FOUND) if job is None else _found(s, job)
 
 
 def stats_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
@@ -59,7 +67,7 @@ def stats_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.STATS_JOB] += 1
     job = d.engine.peek(cmd[1])
     if job is None:
-        return w.NOT_FOUND
+        return d.failed(w.STATS_JOB, w.NOT_FOUND)
     now = s.now
     left = _seconds_left(job.deadline, now) if job.state in _TIMED_STATES else 0
     return w.ok(
@@ -90,7 +98,7 @@ def stats_tube(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d.cmd_counts[w.STATS_TUBE] += 1
     tube = d.engine.tubes.get(cmd[1])
     if tube is None:
-        return w.NOT_FOUND
+        return d.failed(w.STATS_TUBE, w.NOT_FOUND)
     left = _seconds_left(tube.pause_until, s.now) if tube.pause_ms else 0
     return w.ok(
         yaml.mapping(

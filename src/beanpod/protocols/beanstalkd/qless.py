@@ -4,6 +4,11 @@
     OK <bytes>\\r\\n<json>\\r\\n         the function's result, as JSON
     QLESS_ERROR <message>\\r\\n         a refusal, with qless's wording on one line
 
+A request may carry `"now": <seconds>`, the time qless-core's clients pass with every
+call. With `--clock manual` it moves the server's clock there (never backwards; due
+timers fire first); with the real clock it is checked and ignored: the server's clock
+stays authoritative.
+
 A plain beanstalkd client never sends it, so nothing it sees changes.
 
 `events` with a timeout is a long-poll: with no message to return yet, the connection
@@ -26,7 +31,10 @@ from beanpod.protocols.beanstalkd.context import Context
 
 ERROR_WORD = b"QLESS_ERROR "
 CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
+# Redis's own maxmemory refusal, what a qless client sees from qless-core on a full Redis.
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
 EVENTS = "events"  # the long-poll read of pub/sub channels
+MAX_NOW = 1e11  # seconds: past year 5000, and far below float precision trouble
 
 
 def error(message: str) -> bytes:
@@ -40,14 +48,36 @@ def ok(result: Any) -> bytes:
     return b"OK %d\r\n%s\r\n" % (len(body), body)
 
 
-def _request(body: bytes) -> tuple[str, list[Any]]:
-    request = json.loads(body)
+def _request(body: bytes) -> tuple[str, list[Any], int | None]:
+    """(fn, args, the client's `now` in ms or None). A body nested too deep to parse
+    is malformed like any other (RecursionError is not a ValueError)."""
+    try:
+        request = json.loads(body)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     if not isinstance(request, dict) or not isinstance(request.get("fn"), str):
         raise ValueError('expected {"fn": <name>, "args": [...]}')
     args = request.get("args", [])
     if not isinstance(args, list):
         raise ValueError('"args" must be a list')
-    return request["fn"], args
+    return request["fn"], args, _client_now(request.get("now"))
+
+
+def _client_now(now: Any) -> int | None:
+    """`now`: the client's time in seconds since the epoch (qless-core's leading
+    argument), as engine ms."""
+    if now is None:
+        return None
+    seconds = now
+    if isinstance(now, str):  # as qless-core's clients send it (Redis arguments are text)
+        try:
+            seconds = float(now)
+        except ValueError:
+            seconds = None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) \
+            or not 0 <= seconds < MAX_NOW:  # fmt: skip
+        raise ValueError(f'"now" must be seconds since the epoch, not {now!r}')
+    return round(seconds * 1000)
 
 
 def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
@@ -56,12 +86,17 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     if not crlf:
         return w.EXPECTED_CRLF
     try:
-        fn, args = _request(body)
+        fn, args, now = _request(body)
     except ValueError as exc:
         return error(f"malformed request: {exc}")
+    if now is not None:
+        s.client_time(now)
     d = s.dialect
     if fn in CREATING and d.engine.draining:
         return w.DRAINING
+    meter = d.engine.meter
+    if fn in CREATING and meter is not None and meter.refuses(len(body)):
+        return error(OOM)
     q = d.qless
     if fn == EVENTS:
         return _events(s, q, args)

@@ -37,6 +37,7 @@ PAUSE_TUBE = b"pause-tube"  # no space: 1.12 matches "pause-tubex" too
 QLESS = b"qless "  # beanpod extension: qless <bytes>\r\n<json>\r\n (docs/qless.md)
 
 # Replies.
+CLOSE = b""  # not sent: the handler asks to close the connection (quit, abuse)
 OUT_OF_MEMORY = b"OUT_OF_MEMORY\r\n"
 INTERNAL_ERROR = b"INTERNAL_ERROR\r\n"
 BAD_FORMAT = b"BAD_FORMAT\r\n"

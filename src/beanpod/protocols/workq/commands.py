@@ -5,11 +5,13 @@ command, a `Rejected` (an error reply; `close` says the connection must end), or
 more bytes are needed. The parser checks framing: verb, field count, flag syntax and
 allowance, payload size; handlers check values (ids, names, times...).
 
-Unlike the reference server, a rejected command whose line names a payload size still has
-its payload consumed: for every payload verb the size is the last positional field, so
-when that field is a number its block is read (or skipped, if over 1 MiB) before the
-error is answered, and the connection stays in step. A line not ending in CRLF, or longer
-than 10,000 bytes, cannot be framed: it is answered and the connection is closed.
+Framing follows the reference server's `prot.ParseCmd` exactly. A header error (bad flag
+syntax, wrong field count, a payload size that is not an int, negative or over 1 MiB) is
+answered as soon as the line is read, and nothing after the line is read for it: bytes
+the client already sent as a payload are parsed as the next command. A header well-formed
+up to its payload size has its payload (and the two bytes after it) consumed, whatever is
+refused later. A line ending in a bare LF, a line shorter than CRLF, or a command longer
+than the reference's per-command read limit closes the connection without a reply.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Rejected:
 
     @property
     def reply(self) -> bytes:
-        return w.client_error(self.text)
+        return w.client_error(self.text) if self.text else b""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Rejected) and (self.text, self.close) == (other.text, other.close)
@@ -73,19 +75,50 @@ SHAPES: dict[bytes, tuple[int, bool, int, bool]] = {
     w.INSPECT: (2, False, 0, False),
 }
 
-LINE, BODY, SKIP, CLOSED = range(4)
+LINE, BODY, CLOSED = range(3)
+_INT64 = 2**63
+
+
+def atoi(raw: bytes) -> int | None:
+    """Go's `strconv.Atoi`: an optional sign and decimal digits within int64, else None."""
+    digits = raw[1:] if raw[:1] in (b"+", b"-") else raw
+    if not digits.isdigit():  # bytes: ASCII digits only
+        return None
+    value = int(raw)
+    return value if -_INT64 <= value < _INT64 else None
+
+
+def _size_error(verb: bytes) -> str:
+    return w.INVALID_RESULT_SIZE if verb == w.FAIL else w.INVALID_PAYLOAD_SIZE
+
+
+def split_flags(fields: list[bytes]) -> tuple[list[bytes], dict[bytes, bytes]] | None:
+    """Positional fields and `-key=value` flags, or None for a bad or repeated flag.
+    As the reference, the value is what lies between the first and second `=`."""
+    args: list[bytes] = []
+    flags: dict[bytes, bytes] = {}
+    for field in fields:
+        if field[:1] != b"-" or b"=" not in field:
+            args.append(field)
+            continue
+        key, value = field.split(b"=", 2)[:2]
+        if len(key) <= 1 or not value or key[1:] in flags:
+            return None
+        flags[key[1:]] = value
+    return args, flags
 
 
 class Parser:
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_error", "_mode", "_need", "_pending", "_pos")
+    __slots__ = ("_buf", "_consumed", "_error", "_mode", "_need", "_pending", "_pos")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._pos = 0
+        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
         self._mode = LINE
-        self._need = 0  # payload bytes (+ CRLF) still expected in BODY/SKIP mode
+        self._need = 0  # payload bytes (+ CRLF) still expected in BODY mode
         self._pending: Command | None = None  # the command whose payload is being read
         self._error: str | None = None  # what to answer once the payload is consumed
 
@@ -94,6 +127,7 @@ class Parser:
             return
         buf = self._buf
         if self._pos:
+            self._consumed += self._pos
             del buf[: self._pos]
             self._pos = 0
         buf += data
@@ -102,6 +136,14 @@ class Parser:
     def buffered(self) -> int:
         return len(self._buf) - self._pos
 
+    def started(self) -> int | None:
+        """Where the command being received began: a stream offset that stays the same
+        until it is complete (for --request-timeout); None between commands."""
+        mode, pos = self._mode, self._pos
+        if mode == LINE:
+            return None if pos == len(self._buf) else self._consumed + pos
+        return None if mode == CLOSED else self._consumed + pos
+
     def next_command(self) -> Parsed | None:
         """The next complete command or rejection, or None if more bytes are needed."""
         mode = self._mode
@@ -109,60 +151,49 @@ class Parser:
             return self._next_line()
         if mode == BODY:
             return self._next_body()
-        if mode == SKIP:
-            return self._skip()
         return None
 
     def _next_line(self) -> Parsed | None:
         buf, pos = self._buf, self._pos
         end = buf.find(b"\n", pos, pos + w.MAX_LINE)
         if end < 0:
-            if len(buf) - pos < w.MAX_LINE:
-                return None
-            return self._close(w.LINE_TOO_LONG)
+            return None if len(buf) - pos < w.MAX_LINE else self._close()
         if end == pos or buf[end - 1] != 13:  # 13 is "\r"
-            return self._close(w.BAD_LINE_END)
+            return self._close()
         self._pos = end + 1
         line = bytes(buf[pos : end - 1])
         fields = line.split(b" ")  # spaces only, as the reference
-        if b"" in fields:
-            fields = [f for f in fields if f]  # doubled spaces are harmless
-        if not fields or (shape := SHAPES.get(fields[0])) is None:
-            return Rejected(w.UNKNOWN_COMMAND)
-        verb = fields[0]
         flags: dict[bytes, bytes] = {}
-        error: str | None = None
         if b"=" not in line:
-            args = fields[1:]  # no flags: the common case
+            args = [f for f in fields if f] if b"" in fields else fields
+        elif (split := split_flags([f for f in fields if f])) is None:
+            return Rejected(w.INVALID_FLAGS)  # checked before the verb, as the reference
         else:
-            args = []
-            for field in fields[1:]:
-                if field[:1] == b"-" and b"=" in field:
-                    key, _, value = field[1:].partition(b"=")
-                    if not key or not value or key in flags:
-                        error = error or w.INVALID_FLAGS
-                    flags[key] = value
-                else:
-                    args.append(field)
+            args, flags = split
+        shape = SHAPES.get(fields[0])  # the first raw field: a leading space is no verb
+        if shape is None:
+            return Rejected(w.UNKNOWN_COMMAND)
         count, exact, max_flags, has_payload = shape
-        fields_ok = len(args) + 1 == count or (not exact and len(args) + 1 > count)
-        if not fields_ok or (error is None and len(flags) > max_flags):
-            error = w.INVALID_ARGS
-        if not has_payload:
-            return Rejected(error) if error else Command(verb, args, flags, None)
-        return self._payload_line(Command(verb, args, flags, None), error)
+        if len(args) != count and (exact or len(args) < count):
+            return Rejected(w.INVALID_ARGS)
+        error = w.INVALID_ARGS if len(flags) > max_flags else None  # a handler check
+        cmd = Command(fields[0], args[1:], flags, None)
+        return self._payload_line(cmd, error) if has_payload else Rejected(error) if error else cmd
+
+    def at_eof(self) -> Rejected | None:
+        """The client half-closed. Like the reference, a payload (or its CRLF) cut short
+        is answered with the size error; a partial line is dropped without a reply."""
+        cmd = self._pending
+        if self._mode != BODY or cmd is None:
+            return None
+        self._close()
+        return Rejected(_size_error(cmd.verb))
 
     def _payload_line(self, cmd: Command, error: str | None) -> Parsed | None:
-        size_error = w.INVALID_RESULT_SIZE if cmd.verb == w.FAIL else w.INVALID_PAYLOAD_SIZE
-        raw = cmd.args[-1] if cmd.args else b""
-        if not raw.isdigit():
-            return Rejected(error or size_error)  # no size: there is no block to read
-        size = int(raw)
+        size = atoi(cmd.args[-1])
+        if size is None or not 0 <= size <= w.MAX_PAYLOAD:
+            return Rejected(_size_error(cmd.verb))  # answered at once: nothing is read
         self._need = size + 2
-        if size > w.MAX_PAYLOAD:
-            self._mode = SKIP
-            self._error = error or size_error
-            return self._skip()
         self._mode = BODY
         self._pending = cmd
         self._error = error
@@ -178,26 +209,17 @@ class Parser:
         cmd, error = self._pending, self._error
         self._pending = self._error = None
         assert cmd is not None
-        if buf[end : end + 2] != b"\r\n":
-            return Rejected(error or w.PAYLOAD_NOT_TERMINATED)
+        if buf[end : end + 2] != b"\r\n":  # the reference reads the 2 bytes, then refuses
+            return Rejected(_size_error(cmd.verb))
         if error is not None:
             return Rejected(error)
         cmd.payload = bytes(buf[pos:end])
         return cmd
 
-    def _skip(self) -> Parsed | None:
-        take = min(self._need, len(self._buf) - self._pos)
-        self._pos += take
-        self._need -= take
-        if self._need:
-            return None
-        self._mode = LINE
-        error, self._error = self._error, None
-        assert error is not None
-        return Rejected(error)
-
-    def _close(self, text: str) -> Rejected:
+    def _close(self) -> Rejected:
+        """A read error in the reference: the connection closes without a reply."""
         self._mode = CLOSED
         self._buf.clear()
         self._pos = 0
-        return Rejected(text, close=True)
+        self._pending = self._error = None
+        return Rejected("", close=True)

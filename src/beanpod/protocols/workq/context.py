@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ class Dialect:
         self.engine = engine
         self.workq = workq
         self.started_at = started_at  # epoch ms, for `inspect server` started
+        self.audit: Callable[..., None] | None = None  # --audit-log: admin acts are told
 
 
 class Context(Protocol):

@@ -37,7 +37,7 @@ def handle(s: Context, cmd: Parsed) -> bytes | None:
 def _refusal(reason: str) -> bytes:
     if reason == core.NOT_FOUND:
         return w.NOT_FOUND
-    if reason in (core.DRAINING, core.NO_ROOM):
+    if reason in (core.DRAINING, core.NO_ROOM, core.OUT_OF_MEMORY):
         return w.server_error(reason)
     return w.client_error(reason)
 
@@ -113,12 +113,26 @@ def result(s: Context, cmd: Command) -> bytes | None:
 
 def lease(s: Context, cmd: Command) -> bytes | None:
     """lease <name>... <wait-timeout>\\r\\n"""
-    names = list(dict.fromkeys(args.name(raw) for raw in cmd.args[:-1]))
-    wait = args.wait_timeout(cmd.args[-1])
+    wait = args.wait_timeout(cmd.args[-1])  # checked before the names, as the reference
+    names = list(dict.fromkeys(_lease_names(s, cmd.args[:-1])))
     outcome = s.dialect.workq.lease(
         s.conn, names, wait, s.now, lambda outcome: s.deliver(encode_lease(outcome))
     )
     return None if outcome is None else encode_lease(outcome)
+
+
+def _lease_names(s: Context, raws: list[bytes]) -> list[str]:
+    """The names, checked in order; as in the reference, the valid names before an
+    invalid one still become queues."""
+    names: list[str] = []
+    for raw in raws:
+        try:
+            names.append(args.name(raw))
+        except args.BadArg:
+            for name in names:
+                s.dialect.workq.keep_queue(name)
+            raise
+    return names
 
 
 def complete(s: Context, cmd: Command) -> bytes:
@@ -135,8 +149,20 @@ def fail(s: Context, cmd: Command) -> bytes:
 
 def delete(s: Context, cmd: Command) -> bytes:
     """delete <id>\\r\\n"""
-    s.dialect.workq.delete(s.conn, args.uuid(cmd.args[0]), s.now)
+    uuid, d = args.uuid(cmd.args[0]), s.dialect
+    if d.audit is not None:
+        _audit_delete(s, uuid)
+    d.workq.delete(s.conn, uuid, s.now)
     return w.OK
+
+
+def _audit_delete(s: Context, uuid: bytes) -> None:
+    """--audit-log: deleting a job another connection holds is an admin act."""
+    job = s.dialect.workq.find(uuid)
+    if job is not None and job.reserver is not None and job.reserver is not s.conn:
+        assert s.dialect.audit is not None
+        s.dialect.audit("delete-reserved", conn=s.conn.id, job=uuid.decode(),
+                        holder=job.reserver.id)  # fmt: skip
 
 
 HANDLERS: dict[bytes, Handler] = {

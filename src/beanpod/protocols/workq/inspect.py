@@ -45,9 +45,11 @@ def job_record(job: Job) -> w.Record:
     return (uuid_of(job), pairs)
 
 
-def queue_record(tube: Tube) -> w.Record:
-    pairs = [(b"ready-len", b"%d" % len(tube.ready)), (b"scheduled-len", b"%d" % len(tube.delayed))]
-    return (tube.name_bytes, pairs)
+def queue_record(name: str, tube: Tube | None) -> w.Record:
+    """A queue's lengths; a queue whose tube is gone (no jobs left) reads 0 and 0."""
+    ready, scheduled = (len(tube.ready), len(tube.delayed)) if tube is not None else (0, 0)
+    pairs = [(b"ready-len", b"%d" % ready), (b"scheduled-len", b"%d" % scheduled)]
+    return (name.encode("ascii"), pairs)
 
 
 def _job(s: Context, a: list[bytes]) -> bytes:
@@ -63,7 +65,7 @@ def _listing(
     offset, limit = args.cursor(a[1]), args.limit(a[2])
     tube = s.dialect.engine.tubes.get(name)
     if tube is None:
-        return w.NOT_FOUND
+        return w.inspect_reply([]) if s.dialect.workq.has_queue(name) else w.NOT_FOUND
     entries = nsmallest(offset + limit, heap_of(tube).live_items(), key=key)
     return w.inspect_reply(job_record(job) for _, job in entries[offset:])
 
@@ -81,16 +83,18 @@ def _scheduled_jobs(s: Context, a: list[bytes]) -> bytes:
 
 def _queue(s: Context, a: list[bytes]) -> bytes:
     """inspect queue <name>\\r\\n"""
-    tube = s.dialect.engine.tubes.get(args.name(a[0]))
-    return w.NOT_FOUND if tube is None else w.inspect_reply([queue_record(tube)])
+    name = args.name(a[0])
+    if not s.dialect.workq.has_queue(name):
+        return w.NOT_FOUND
+    return w.inspect_reply([queue_record(name, s.dialect.engine.tubes.get(name))])
 
 
 def _queues(s: Context, a: list[bytes]) -> bytes:
     """inspect queues <cursor-offset> <limit>\\r\\n"""
     offset, limit = args.cursor(a[0]), args.limit(a[1])
     tubes = s.dialect.engine.tubes
-    names = sorted(tubes)[offset : offset + limit]
-    return w.inspect_reply(queue_record(tubes[n]) for n in names)
+    names = sorted(tubes.keys() | s.dialect.workq.queues)[offset : offset + limit]
+    return w.inspect_reply(queue_record(n, tubes.get(n)) for n in names)
 
 
 def _server(s: Context, a: list[bytes]) -> bytes:

@@ -1,0 +1,177 @@
+"""``python -m bench.restart``: restart time and memory with N jobs in the log.
+
+For each server (beanpod, beanstalkd 1.12), on a fresh directory: start with `-b DIR`,
+put N jobs (pipelined), read RSS ("before"), stop it (kill -9 by default, or SIGTERM),
+start it again on the same directory and time from the spawn to the first reply to
+`stats`, then read RSS ("after") and check `current-jobs-ready` is N. Repeats give
+ranges (each repeat restarts the same directory again). Example:
+
+    python -m bench.restart --jobs 1000000 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.servers import REPO, free_port, rss_bytes
+from bench.wire import connect, recv_lines
+
+BATCH = 1000
+
+
+@dataclass
+class Figures:
+    name: str
+    rss_before: int = 0
+    first_reply: list[float] = field(default_factory=list)
+    rss_after: list[int] = field(default_factory=list)
+
+
+def beanpod_argv(port: int, wal: Path) -> list[str]:
+    return [sys.executable, "-m", "beanpod", "serve", "-l", "127.0.0.1", "-p", str(port),
+            "--workq-port", "0", "-b", str(wal)]  # fmt: skip
+
+
+def beanstalkd_argv(port: int, wal: Path) -> list[str]:
+    return ["beanstalkd", "-l", "127.0.0.1", "-p", str(port), "-b", str(wal)]
+
+
+def spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    with log.open("ab") as out:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, env=env)  # fmt: skip
+
+
+def first_reply(proc: subprocess.Popen[bytes], port: int, timeout: float) -> dict[str, str]:
+    """Poll until `stats` is answered; return the stats."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+                sock.settimeout(timeout)
+                sock.sendall(b"stats\r\n")
+                data = b""
+                while not data.endswith(b"\r\n") or data.count(b"\n") < 2:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        raise ConnectionError
+                    data += chunk
+                return _parse(data)
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError(f"no reply within {timeout}s")
+
+
+def _parse(data: bytes) -> dict[str, str]:
+    out = {}
+    for line in data.decode().splitlines()[2:]:
+        key, _, value = line.partition(": ")
+        out[key] = value.strip()
+    return out
+
+
+def fill(port: int, jobs: int, body: bytes) -> None:
+    sock = connect(port, timeout=60)
+    put = b"put 1024 0 120 %d\r\n%s\r\n" % (len(body), body)
+    try:
+        left = jobs
+        while left:
+            n = min(BATCH, left)
+            sock.sendall(put * n)
+            data = recv_lines(sock, n)
+            if data.count(b"INSERTED") != n:
+                raise RuntimeError(f"put failed: {data[:200]!r}")
+            left -= n
+    finally:
+        sock.close()
+
+
+def stop(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
+    proc.wait(60)
+
+
+def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Namespace,
+            workdir: Path) -> Figures:  # fmt: skip
+    wal = workdir / name
+    wal.mkdir()
+    log = workdir / f"{name}.log"
+    figures = Figures(name)
+    port = free_port()
+    proc = spawn(argv(port, wal), log)
+    try:
+        first_reply(proc, port, 30)
+        fill(port, args.jobs, b"x" * args.body)
+        time.sleep(0.5)  # let the last group commit and fsync settle
+        figures.rss_before = rss_bytes(proc.pid)
+    finally:
+        stop(proc, args.signal)
+    for _ in range(args.repeats):
+        port = free_port()
+        t0 = time.monotonic()
+        proc = spawn(argv(port, wal), log)
+        try:
+            stats = first_reply(proc, port, 600)
+            figures.first_reply.append(time.monotonic() - t0)
+            figures.rss_after.append(rss_bytes(proc.pid))
+            ready = int(stats.get("current-jobs-ready", "-1"))
+            if ready != args.jobs:
+                raise RuntimeError(f"{name}: {ready} jobs ready after restart, not {args.jobs}")
+        finally:
+            stop(proc, args.signal)
+    return figures
+
+
+def _range(values: list[float], fmt: str) -> str:
+    lo, hi = min(values), max(values)
+    return fmt % lo if lo == hi else f"{fmt % lo}-{fmt % hi}"
+
+
+def report(figures: Figures) -> str:
+    mb = 1 << 20
+    after = [r / mb for r in figures.rss_after]
+    ratio = [r / figures.rss_before for r in figures.rss_after]
+    return (f"{figures.name:10s} first reply {_range(figures.first_reply, '%.2f')} s  "
+            f"RSS before {figures.rss_before / mb:.0f} MiB  after {_range(after, '%.0f')} MiB "
+            f"({_range(ratio, '%.2f')}x)")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.restart", description=__doc__)
+    parser.add_argument("--jobs", type=int, default=1_000_000)
+    parser.add_argument("--body", type=int, default=100, help="body bytes per job")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sigterm", dest="signal", action="store_const",
+                        const=signal.SIGTERM, default=signal.SIGKILL,
+                        help="stop with SIGTERM (clean shutdown) instead of kill -9")  # fmt: skip
+    parser.add_argument("--only", choices=("beanpod", "beanstalkd"))
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-restart-"))
+    servers = {"beanpod": beanpod_argv, "beanstalkd": beanstalkd_argv}
+    try:
+        for name, make_argv in servers.items():
+            if args.only in (None, name):
+                print(report(measure(name, make_argv, args, workdir)), flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,115 @@
+"""``python -m bench.startup``: how soon after exec a server accepts a connection and
+answers its first command, for beanpod and beanstalkd (p50/p99 over N starts).
+
+    python -m bench.startup                    # 20 starts of each
+    python -m bench.startup --starts 50 --beanpod-cmd 'beanpod serve'
+
+beanpod runs as the installed `beanpod` script next to this Python (not a shell shim:
+pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GIVE_UP_S = 10.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def connect_soon(port: int, deadline: float) -> socket.socket:
+    """Connect as soon as the port accepts (retrying refusals at once)."""
+    while True:
+        sock = socket.socket()
+        try:
+            sock.connect(("127.0.0.1", port))
+            return sock
+        except ConnectionRefusedError:
+            sock.close()
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"nothing listened on {port} in {GIVE_UP_S} s") from None
+            time.sleep(0.0002)
+
+
+def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(ms to the first accepted connect, ms to the first reply) after exec."""
+    port = free_port()
+    start = time.perf_counter()
+    proc = subprocess.Popen([*argv, "-l", "127.0.0.1", "-p", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        with connect_soon(port, start + GIVE_UP_S) as sock:
+            accepted = time.perf_counter()
+            sock.sendall(b"list-tube-used\r\n")
+            reply = sock.recv(64)
+            answered = time.perf_counter()
+        if not reply.startswith(b"USING"):
+            raise RuntimeError(f"unexpected reply {reply!r}")
+    finally:
+        proc.terminate()
+        proc.wait()
+    return (accepted - start) * 1000, (answered - start) * 1000
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (p99 of 20 starts is the slowest)."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * pct // 100))
+    return ordered[int(rank) - 1]
+
+
+def measure(name: str, argv: list[str], env: dict[str, str], starts: int) -> str:
+    accepts, replies = [], []
+    for _ in range(starts):
+        accepted, answered = one_start(argv, env)
+        accepts.append(accepted)
+        replies.append(answered)
+    return (
+        f"| {name} | {percentile(accepts, 50):.1f} | {percentile(accepts, 99):.1f} "
+        f"| {percentile(replies, 50):.1f} | {percentile(replies, 99):.1f} |"
+    )
+
+
+def beanpod_argv(command: str | None) -> list[str]:
+    if command:
+        return shlex.split(command)
+    script = Path(sys.executable).parent / "beanpod"
+    return [str(script) if script.exists() else "beanpod", "serve", "--workq-port", "0"]
+
+
+def main(args: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.startup",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--beanstalkd", default="beanstalkd")
+    parser.add_argument("--beanpod-cmd", help="command that starts beanpod (before -l/-p)")
+    opts = parser.parse_args(args)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p
+    )
+    print(f"{opts.starts} starts each; ms after exec (-l 127.0.0.1 -p <free port>)\n")
+    print("| server | accept p50 | accept p99 | first reply p50 | first reply p99 |")
+    print("|---|---|---|---|---|")
+    print(measure("beanpod", beanpod_argv(opts.beanpod_cmd), env, opts.starts), flush=True)
+    print(measure("beanstalkd", [opts.beanstalkd], env, opts.starts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The edge as the server sees it: one object built from EdgeSettings that admits each
+new connection (allow-list, connection limit, TLS handshake), sweeps the open ones
+(timeouts, output limit), meters memory and audits; plus beanpod's own `stats` keys."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from beanpod.core.engine import Engine
+from beanpod.core.memory import MemoryMeter
+from beanpod.server.edge.audit import AuditLog
+from beanpod.server.edge.gate import Gate
+from beanpod.server.edge.settings import EdgeSettings
+from beanpod.server.edge.tls import Tls
+from beanpod.server.edge.watchdog import Watchdog
+
+log = logging.getLogger("beanpod.edge")
+
+
+class Edge:
+    def __init__(self, settings: EdgeSettings, engine: Engine, clock_ms: Callable[[], int]):
+        self.settings = settings
+        self.audit = AuditLog(settings.audit_log)
+        self.gate = Gate(settings.allow, settings.max_connections, self.audit)
+        self.meter: MemoryMeter | None = None
+        if settings.metered:
+            self.meter = MemoryMeter(settings.max_memory, settings.max_jobs_per_tube)
+            engine.meter = self.meter
+        self.tls = Tls(settings.tls) if settings.tls is not None else None
+        self.engine = engine
+        self.clock_ms = clock_ms
+        self.watchdog: Watchdog | None = None
+        self._handshakes: set[asyncio.Task[None]] = set()
+
+    def start(self, sessions: Callable[[], Iterable[Any]]) -> None:
+        """After the WAL restored the engine: count what it holds, start the sweep."""
+        if self.meter is not None:
+            jobs = self.engine.jobs.values()
+            self.meter.jobs = len(self.engine.jobs)
+            self.meter.body_bytes = sum(len(job.body) for job in jobs)
+        self.watchdog = Watchdog(self.settings, sessions, self.meter, self.clock_ms)
+        self.watchdog.start()
+
+    def stop(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        self.audit.close()
+
+    # ---- admission -----------------------------------------------------------------------
+
+    def admit(self, session: Any, transport: asyncio.Transport, tls: bool) -> bool:
+        """True: serve `session` now. False: refused and closed (before any byte was read)
+        or, on a TLS listener, admitted but handshaking (then `session.ready(transport)`)."""
+        if not self.gate.admit(transport):
+            session.closed = True
+            transport.abort()
+            return False
+        session.admitted = True
+        if not tls or self.tls is None:
+            return True
+        transport.pause_reading()  # the handshake reads first
+        task = asyncio.get_running_loop().create_task(self._handshake(session, transport))
+        self._handshakes.add(task)
+        task.add_done_callback(self._handshakes.discard)
+        return False
+
+    async def _handshake(self, session: Any, transport: asyncio.Transport) -> None:
+        assert self.tls is not None
+        wrapped = await self.tls.wrap(transport, session)
+        if wrapped is None:
+            session.connection_lost(None)  # asyncio will not call it: it never started
+        else:
+            session.ready(wrapped)
+
+    def left(self) -> None:
+        self.gate.left()
+
+    # ---- reporting -----------------------------------------------------------------------
+
+    def stats(self) -> list[tuple[bytes, int]]:
+        """beanpod's `stats` keys for the edge: only those of options that were given (and
+        refusals once any happened), so a default server prints beanstalkd's keys."""
+        keys: list[tuple[bytes, int]] = []
+        meter, s = self.meter, self.settings
+        if meter is not None:
+            keys += [(b"memory-used", meter.used), (b"max-memory", s.max_memory or 0),
+                     (b"puts-refused-memory", meter.refused)]  # fmt: skip
+        if s.max_connections is not None or self.gate.refused:
+            keys += [(b"max-connections", self.gate.max_connections),
+                     (b"connections-refused", self.gate.refused)]  # fmt: skip
+        dog = self.watchdog
+        if dog is not None and (dog.closed_request_timeout or dog.closed_idle or dog.closed_output):
+            keys += [(b"closed-request-timeout", dog.closed_request_timeout),
+                     (b"closed-idle", dog.closed_idle),
+                     (b"closed-output-limit", dog.closed_output)]  # fmt: skip
+        if self.tls is not None:
+            keys.append((b"tls-handshakes-failed", self.tls.failed_handshakes))
+        return keys

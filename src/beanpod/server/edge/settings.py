@@ -1,0 +1,41 @@
+"""What `beanpod serve` was asked to enforce at its edge (docs/security.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_REQUEST_TIMEOUT_S = 30.0
+FD_RESERVE = 64  # descriptors kept back from RLIMIT_NOFILE: WAL segments, logs, accept
+OUTPUT_SOFT_LIMIT = 1 << 20  # buffered replies past which a connection stops being read
+OUTPUT_HARD_LIMIT = 64 << 20  # ... and past which it is closed (replies it never read)
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    listen: str  # ADDR:PORT of the TLS listener (beanstalkd protocol)
+    cert: str
+    key: str
+    client_ca: str | None = None
+    client_auth: str = "none"  # none, optional or required
+    workq_listen: str | None = None  # ADDR:PORT of a TLS Workq listener
+
+
+@dataclass(frozen=True)
+class EdgeSettings:
+    max_memory: int | None = None  # bytes (a --max-memory N% is resolved at parse time)
+    max_jobs_per_tube: int | None = None
+    max_connections: int | None = None  # None: RLIMIT_NOFILE minus FD_RESERVE
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # 0: no deadline
+    idle_timeout_s: float = 0.0  # 0: idle connections stay open (as beanstalkd)
+    output_soft_limit: int = OUTPUT_SOFT_LIMIT
+    output_hard_limit: int = OUTPUT_HARD_LIMIT
+    allow: tuple[str, ...] = ()  # CIDRs; empty: every address may connect
+    insecure_public: bool = False
+    tls: TlsSettings | None = None
+    unix_mode: int | None = None  # chmod of a unix socket, e.g. 0o660
+    unix_group: str | None = None
+    audit_log: str | None = None
+
+    @property
+    def metered(self) -> bool:
+        return self.max_memory is not None or self.max_jobs_per_tube is not None

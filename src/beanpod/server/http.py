@@ -1,0 +1,69 @@
+"""Start and stop the HTTP listener (web/) for the App: its settings are checked before
+anything else starts, and a bind failure names the listener like the others do."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from beanpod.core.timings import JobTimings
+from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
+from beanpod.server.web_facts import AppFacts
+from beanpod.server.web_settle import settle
+from beanpod.web.auth import is_loopback
+from beanpod.web.context import WebContext, WebSettings
+
+if TYPE_CHECKING:
+    from beanpod.server.app import App
+    from beanpod.web.listener import HttpListener
+
+
+def read_token(path: str | None) -> str | None:
+    """The token in `path` (surrounding whitespace dropped); it must not be empty."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            token = handle.read().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = cause(exc) if isinstance(exc, OSError) else "not UTF-8 text"
+        raise StartupError(f"cannot read the HTTP token file {path}", reason, EXIT_USAGE) from exc
+    if not token:
+        raise StartupError(f"cannot use the HTTP token file {path}", "it is empty", EXIT_USAGE)
+    return token
+
+
+def web_settings(app: App) -> WebSettings | None:
+    """Checked before anything starts: a non-loopback address needs a token."""
+    config = app.config
+    if config.http is None:
+        return None
+    host = config.http[0]
+    token = read_token(config.http_token_file)
+    if token is None and not is_loopback(host):
+        raise StartupError(
+            f"refusing --http {host}:{config.http[1]}",
+            "a non-loopback address needs --http-token FILE", EXIT_USAGE,
+        )  # fmt: skip
+    return WebSettings(metrics_max_tubes=config.metrics_max_tubes, token=token,
+                       analytics_dir=config.analytics_dir)  # fmt: skip
+
+
+async def start_http(app: App, settings: WebSettings) -> HttpListener:
+    from beanpod.web.listener import HttpListener  # aiohttp loads only when HTTP is on
+
+    assert app.config.http is not None
+    host, port = app.config.http
+    ctx = WebContext(
+        engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
+        qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
+        rearm=app.rearm, settle=partial(settle, app),
+    )  # fmt: skip
+    # /metrics' wait/run histograms: kept only while someone can look at them.
+    app.engine.timings = JobTimings(settings.metrics_max_tubes)
+    listener = HttpListener(ctx, host, port)
+    try:
+        await listener.start()
+    except OSError as exc:
+        raise listener_error("HTTP", f"{host}:{port}", exc) from exc
+    return listener

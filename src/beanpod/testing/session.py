@@ -1,0 +1,58 @@
+"""The harness's beanstalkd connection: the production session plus a transcript, the
+per-command counters, injected failures and added latency (all in this subclass, so the
+server's own sessions are untouched)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any, cast
+
+from beanpod.server.beanstalkd_session import BeanstalkdSession
+from beanpod.testing.transcript import RECEIVED, SENT
+
+if TYPE_CHECKING:
+    from beanpod.server.app import App
+    from beanpod.testing.observed import Observed
+
+
+class RecordingTransport:
+    """A transport whose writes are also written to the transcript."""
+
+    def __init__(self, transport: asyncio.Transport, record: Any) -> None:
+        self._transport = transport
+        self._record = record
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self._record(RECEIVED, bytes(data))
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class HarnessSession(BeanstalkdSession):
+    def __init__(self, app: App, observed: Observed) -> None:
+        super().__init__(app)
+        self.handlers = observed.handlers
+        self.observed = observed
+        self.transcript = observed.transcript(self.conn.id)
+        self._late: deque[bytes] = deque()  # requests held back by the added latency
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        recording = RecordingTransport(cast(asyncio.Transport, transport), self.transcript.record)
+        super().connection_made(cast(asyncio.Transport, recording))
+
+    def data_received(self, data: bytes) -> None:
+        self.transcript.record(SENT, data)
+        latency = self.observed.faults.latency_s
+        if latency <= 0 and not self._late:
+            super().data_received(data)
+            return
+        self._late.append(data)
+        asyncio.get_running_loop().call_later(latency, self._release_one)
+
+    def _release_one(self) -> None:
+        """Requests go on in arrival order, whatever order their timers fire in."""
+        if self._late and not self.closed:
+            super().data_received(self._late.popleft())

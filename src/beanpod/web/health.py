@@ -1,0 +1,34 @@
+"""/healthz (the process answers) and /readyz (the WAL is replayed, the listeners serve,
+and the server is not draining)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from beanpod.core import query
+from beanpod.web.context import WebContext
+
+
+def add_routes(app: web.Application, ctx: WebContext) -> None:
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(request: web.Request) -> web.Response:
+        state = readiness_state(ctx)
+        body: dict[str, object] = {"status": state}
+        if state == "replaying" and ctx.readiness.replay_total:
+            body["replayed"] = ctx.readiness.replay_done
+            body["total"] = ctx.readiness.replay_total
+        return web.json_response(body, status=200 if state == "ready" else 503)
+
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+
+
+def readiness_state(ctx: WebContext) -> str:
+    """ "ready", "replaying" (start-up: WAL replay) or "draining" (SIGUSR1)."""
+    if not ctx.readiness.serving:
+        return "replaying"
+    if query.is_draining(ctx.engine):
+        return "draining"
+    return "ready"

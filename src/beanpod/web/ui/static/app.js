@@ -1,0 +1,472 @@
+/* beanpod dashboard: one page, hash routes, reads /api/v1/ (docs/http-api.md). Plain
+   JavaScript, no build step and no CDN. Job bodies are shown as text nodes, never HTML. */
+"use strict";
+
+const STATES = ["ready", "reserved", "delayed", "buried"];
+const REFRESH_MS = 2000;
+const view = document.getElementById("view");
+let refreshTimer = null;
+let lastValues = new Map(); // cell key -> value, to highlight what changed
+let rateBase = null; // {t, totals}: the previous totals, for rates between refreshes
+
+// ---- small helpers -------------------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** Replace the page's content (arrays flattened, null and false skipped). */
+function show(...nodes) {
+  view.replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false));
+}
+
+function csrf() {
+  const m = document.cookie.match(/(?:^|; )beanpod_csrf=([^;]*)/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+async function api(path, body, method) {
+  const opts = { headers: {} };
+  if (body !== undefined || method) {
+    opts.method = method || "POST";
+    opts.headers["Content-Type"] = "application/json";
+    opts.headers["X-CSRF-Token"] = csrf();
+    opts.body = JSON.stringify(body || {});
+  }
+  const res = await fetch(path, opts);
+  const doc = await res.json().catch(() => ({ error: res.statusText }));
+  if (!res.ok) throw new Error(doc.error || `HTTP ${res.status}`);
+  return doc;
+}
+
+function post(path, body) { return api(path, body || {}, "POST"); }
+
+function enc(s) { return encodeURIComponent(s); }
+
+function ms(v) {
+  if (v < 1000) return `${v} ms`;
+  const s = v / 1000;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+function num(v) { return typeof v === "number" ? v.toLocaleString("en-US") : v; }
+
+function stateBadge(s) {
+  return h("span", { class: `state ${STATES.includes(s) ? s : "other"}` }, s);
+}
+
+function cell(key, value, extra) {
+  const td = h("td", { class: `num ${extra || ""}` }, num(value));
+  if (lastValues.has(key) && lastValues.get(key) !== value) td.classList.add("changed");
+  lastValues.set(key, value);
+  return td;
+}
+
+const NUMERIC = new Set(["Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
+  "Waiting", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size",
+  "Failed jobs", "Parquet files", "Bytes"]);
+
+function table(headers, rows, empty) {
+  if (!rows.length) return h("div", { class: "empty" }, empty || "Nothing here.");
+  const head = h("tr", {}, headers.map(x => h("th", { class: NUMERIC.has(x) ? "num" : "" }, x)));
+  return h("table", {}, h("thead", {}, head), h("tbody", {}, rows));
+}
+
+function flash(text, isError) {
+  const el = document.getElementById("flash");
+  el.textContent = text;
+  el.className = isError ? "error" : "";
+  el.hidden = false;
+  clearTimeout(flash.timer);
+  flash.timer = setTimeout(() => { el.hidden = true; }, isError ? 8000 : 4000);
+}
+
+function confirmDialog(text, okLabel) {
+  const modal = document.getElementById("modal");
+  document.getElementById("modal-text").textContent = text;
+  const ok = document.getElementById("modal-ok");
+  ok.textContent = okLabel || "Confirm";
+  modal.hidden = false;
+  return new Promise(resolve => {
+    const done = answer => { modal.hidden = true; ok.onclick = cancel.onclick = null; resolve(answer); };
+    const cancel = document.getElementById("modal-cancel");
+    ok.onclick = () => done(true);
+    cancel.onclick = () => done(false);
+  });
+}
+
+async function act(promise, message) {
+  try {
+    const doc = await promise;
+    flash(typeof message === "function" ? message(doc) : message);
+    await render(false);
+    return doc;
+  } catch (err) {
+    flash(err.message, true);
+    return null;
+  }
+}
+
+/** A bulk action: dry run, show the count, run with the token on confirmation. */
+async function bulk(path, body, verb) {
+  try {
+    const dry = await post(path, body);
+    if (!dry.count) { flash(`No jobs match: nothing to ${verb}.`); return; }
+    const what = dry.selection.tube ? `tube ${dry.selection.tube}` : `group ${dry.selection.group}`;
+    const sure = await confirmDialog(
+      `${verb} ${num(dry.count)} job${dry.count === 1 ? "" : "s"} of ${what}? This cannot be undone.`,
+      `${verb} ${num(dry.count)}`);
+    if (!sure) return;
+    await act(post(path, { ...body, confirm: dry.confirm }),
+      d => `${verb}: ${num(d.done)} job${d.done === 1 ? "" : "s"}` + (d.seconds !== undefined ? ` in ${d.seconds} s` : ""));
+  } catch (err) { flash(err.message, true); }
+}
+
+// ---- pages ---------------------------------------------------------------------------
+
+async function overview() {
+  const [summary, tubes, tp] = await Promise.all(
+    [api("/api/v1/summary"), api("/api/v1/tubes"), api("/api/v1/throughput")]);
+  const j = summary.jobs;
+  const rates = currentRates(tp.totals);
+  const card = (label, value, cls, key) => {
+    const v = h("div", { class: "value" }, num(value));
+    if (lastValues.has(key) && lastValues.get(key) !== value) v.classList.add("changed");
+    lastValues.set(key, value);
+    return h("div", { class: `card ${cls || ""}` }, h("div", { class: "label" }, label), v);
+  };
+  const rows = tubes.tubes.map(t => h("tr", {},
+    h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
+    ...STATES.map(s => cell(`t:${t.name}:${s}`, t[s], s === "buried" && t.buried ? "alert" : "")),
+    cell(`t:${t.name}:urgent`, t.urgent), cell(`t:${t.name}:total`, t.total_jobs),
+    cell(`t:${t.name}:watching`, t.watching), cell(`t:${t.name}:waiting`, t.waiting),
+    h("td", {}, t.paused ? `paused, ${ms(t.pause_left_ms)} left` : "")));
+  const canvas = h("canvas", { width: 1200, height: 220, id: "chart" });
+  show(
+    h("h1", {}, "Overview"),
+    summary.draining ? h("p", { class: "alert" }, "Draining: new jobs are refused (SIGUSR1).") : null,
+    h("div", { class: "cards" },
+      card("Ready", j.ready, "ready", "c:ready"), card("Reserved", j.reserved, "reserved", "c:reserved"),
+      card("Delayed", j.delayed, "delayed", "c:delayed"), card("Buried", j.buried, "buried", "c:buried"),
+      card("Urgent", j.urgent, "", "c:urgent"), card("Tubes", summary.tubes, "", "c:tubes"),
+      card("Puts / s", rates.put, "", "r:put"), card("Reserves / s", rates.reserve, "", "r:reserve"),
+      card("Deletes / s", rates.delete, "", "r:delete")),
+    h("h2", {}, "Throughput, last hour"),
+    h("div", { class: "legend muted" },
+      ...SERIES.map(([name, color]) => h("span", {}, h("i", { style: `background:${color}` }), `${name} / s`)),
+      h("span", {}, `one point every ${tp.interval_s} s`)),
+    canvas,
+    h("h2", {}, `Tubes (${tubes.tubes.length})`),
+    table(["Tube", "Ready", "Reserved", "Delayed", "Buried", "Urgent", "Total put", "Watching",
+           "Waiting", "Paused"], rows, "No tubes."));
+  drawChart(canvas, tp);
+}
+
+const SERIES = [["put", "#1f7a3a"], ["reserve", "#1d5fa8"], ["delete", "#b3261e"]];
+
+function currentRates(totals) {
+  const now = Date.now();
+  let rates = { put: 0, reserve: 0, delete: 0 };
+  if (rateBase && now > rateBase.t) {
+    const dt = (now - rateBase.t) / 1000;
+    for (const k of Object.keys(rates)) rates[k] = Math.max(0, Math.round((totals[k] - rateBase.totals[k]) / dt));
+  }
+  rateBase = { t: now, totals };
+  return rates;
+}
+
+function drawChart(canvas, tp) {
+  const ctx = canvas.getContext("2d");
+  const W = canvas.width, H = canvas.height, L = 60, B = 24, T = 10;
+  ctx.clearRect(0, 0, W, H);
+  ctx.font = "12px system-ui, sans-serif";
+  ctx.fillStyle = "#69707a";
+  const pts = tp.points;
+  if (pts.length < 2) {
+    ctx.fillText(`Collecting: the chart fills in as samples arrive (every ${tp.interval_s} s).`, L, H / 2);
+    return;
+  }
+  const t0 = pts[0][0], t1 = pts[pts.length - 1][0];
+  const top = Math.max(1, ...pts.flatMap(p => p.slice(1)));
+  const x = t => L + (W - L - 10) * (t - t0) / Math.max(1, t1 - t0);
+  const y = v => H - B - (H - B - T) * v / top;
+  ctx.strokeStyle = "#dfe3e8";
+  for (let i = 0; i <= 4; i++) {
+    const v = top * i / 4;
+    ctx.beginPath(); ctx.moveTo(L, y(v)); ctx.lineTo(W - 10, y(v)); ctx.stroke();
+    ctx.fillText(v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1), 4, y(v) + 4);
+  }
+  ctx.fillText(new Date(t0 * 1000).toLocaleTimeString(), L, H - 6);
+  ctx.fillText(new Date(t1 * 1000).toLocaleTimeString(), W - 80, H - 6);
+  SERIES.forEach(([, color], i) => {
+    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath();
+    pts.forEach((p, k) => (k ? ctx.lineTo : ctx.moveTo).call(ctx, x(p[0]), y(p[i + 1])));
+    ctx.stroke();
+  });
+  ctx.lineWidth = 1;
+}
+
+const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null] };
+
+async function tubePage(name) {
+  if (tubeState.name !== name) Object.assign(tubeState, { name, state: "buried", contains: "", cursors: [null] });
+  const t = await api(`/api/v1/tubes/${enc(name)}`);
+  if (tubeState.name === name && tubeState.cursors.length === 1 && !tubeState.touched) {
+    tubeState.state = t.buried ? "buried" : t.ready ? "ready" : t.delayed ? "delayed" : t.reserved ? "reserved" : "buried";
+  }
+  const cursor = tubeState.cursors[tubeState.cursors.length - 1];
+  const q = new URLSearchParams({ state: tubeState.state, order: tubeState.order, limit: 50 });
+  if (cursor) q.set("cursor", cursor);
+  if (tubeState.contains) q.set("contains", tubeState.contains);
+  const page = await api(`/api/v1/tubes/${enc(name)}/jobs?${q}`);
+  const base = `/api/v1/tubes/${enc(name)}`;
+  const filter = { state: tubeState.state, ...(tubeState.contains ? { contains: tubeState.contains } : {}) };
+  const pick = s => () => { Object.assign(tubeState, { state: s, cursors: [null], touched: true }); render(false); };
+  const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
+  search.addEventListener("change", () => { tubeState.contains = search.value; tubeState.cursors = [null]; render(false); });
+  const order = h("select", { id: "order" },
+    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
+    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
+  order.addEventListener("change", () => { tubeState.order = order.value; tubeState.cursors = [null]; render(false); });
+  const pauseFor = h("input", { type: "number", id: "pause-seconds", min: 1, value: 60, style: "width:6em" });
+  const moveTo = h("input", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
+  const kickable = ["buried", "delayed"].includes(tubeState.state);
+  const movable = tubeState.state !== "reserved";
+  show(
+    h("h1", {}, "Tube ", h("code", {}, name), " ",
+      t.paused ? h("span", { class: "state delayed" }, `paused, ${ms(t.pause_left_ms)} left`) : null),
+    h("div", { class: "cards" }, STATES.map(s =>
+      h("div", { class: `card ${s}` }, h("div", { class: "label" }, s), h("div", { class: "value" }, num(t[s])))),
+      h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
+    h("div", { class: "toolbar" },
+      t.paused
+        ? h("button", { id: "unpause", onclick: () => act(post(`${base}/unpause`), `Tube ${name} unpaused`) }, "Unpause")
+        : [h("button", { id: "pause", onclick: () => act(post(`${base}/pause`, { seconds: Number(pauseFor.value) }),
+            `Tube ${name} paused`) }, "Pause for"), pauseFor, h("span", { class: "muted" }, "seconds")]),
+    h("div", { class: "tabs" }, STATES.map(s =>
+      h("button", { class: s === tubeState.state ? "active" : "", id: `tab-${s}`, onclick: pick(s) }, `${s} (${num(t[s])})`))),
+    h("div", { class: "toolbar" }, search, order,
+      kickable ? h("button", { id: "kick-all", class: "primary", onclick: () => bulk(`${base}/kick`, filter, "Kick") },
+        tubeState.contains ? "Kick matching…" : `Kick all ${tubeState.state}…`) : null,
+      movable ? h("button", { id: "delete-all", class: "danger", onclick: () => bulk(`${base}/delete`, filter, "Delete") },
+        tubeState.contains ? "Delete matching…" : `Delete all ${tubeState.state}…`) : null,
+      movable ? [moveTo, h("button", { id: "move-all", onclick: () => bulk(`${base}/move`, { ...filter, to: moveTo.value }, "Move") },
+        "Move to tube…")] : null),
+    jobTable(page.jobs, `No ${tubeState.state} jobs${tubeState.contains ? " matching the search" : ""}.`),
+    h("div", { class: "toolbar" },
+      h("button", { id: "prev", disabled: tubeState.cursors.length < 2,
+        onclick: () => { tubeState.cursors.pop(); render(false); } }, "‹ Previous"),
+      h("button", { id: "next", disabled: !page.next_cursor,
+        onclick: () => { tubeState.cursors.push(page.next_cursor); render(false); } }, "Next ›"),
+      h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`)));
+}
+
+function jobActions(job) {
+  const id = job.id;
+  return h("span", { class: "toolbar", style: "margin:0" },
+    ["buried", "delayed"].includes(job.state)
+      ? h("button", { class: "primary", "data-kick": id, onclick: () => act(post(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
+    ["ready", "delayed"].includes(job.state)
+      ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
+    job.state !== "reserved"
+      ? h("button", { class: "danger", "data-delete": id, onclick: async () => {
+          if (await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))
+            act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
+        } }, "Delete") : null);
+}
+
+function jobTable(jobs, empty) {
+  return table(["Job", "State", "Body", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size", ""],
+    jobs.map(j => h("tr", { "data-job": j.id },
+      h("td", {}, h("a", { href: `#/job/${j.id}` }, `#${j.id}`)), h("td", {}, stateBadge(j.state)),
+      h("td", { class: "body" }, snippet(j.preview)),
+      h("td", { class: "num" }, num(j.pri)), h("td", { class: "num" }, ms(j.age_ms)),
+      h("td", { class: "num" }, j.time_left_ms ? ms(j.time_left_ms) : ""),
+      h("td", { class: "num" }, j.reserves), h("td", { class: "num" }, j.timeouts),
+      h("td", { class: "num" }, j.buries), h("td", { class: "num" }, j.kicks),
+      h("td", { class: "num" }, `${num(j.body_size)} B`), h("td", {}, jobActions(j)))), empty);
+}
+
+function snippet(p) {
+  if (!p) return "";
+  if (p.encoding === "base64") return h("span", { class: "muted" }, `binary, ${num(p.size)} bytes`);
+  return h("code", {}, p.data.length > 60 ? `${p.data.slice(0, 60)}…` : p.data + (p.truncated ? "…" : ""));
+}
+
+function kv(pairs) {
+  return h("dl", { class: "kv" }, pairs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+async function jobPage(id) {
+  const j = await api(`/api/v1/jobs/${enc(id)}`);
+  const b = j.body;
+  const q = j.qless, w = j.workq;
+  show(
+    h("h1", {}, `Job #${j.id} `, stateBadge(j.state), " in tube ", h("a", { href: `#/tube/${enc(j.tube)}` }, j.tube)),
+    h("div", { class: "toolbar" }, jobActions(j)),
+    h("div", { class: "grid2" },
+      h("div", {}, h("h2", {}, "stats-job"), kv([
+        ["priority", num(j.pri)], ["age", ms(j.age_ms)], ["delay", ms(j.delay_ms)], ["ttr", ms(j.ttr_ms)],
+        ["time left", ms(j.time_left_ms)], ["reserves", j.reserves], ["timeouts", j.timeouts],
+        ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["body size", `${num(j.body_size)} bytes`]])),
+      h("div", {}, h("h2", {}, `Body (${b.encoding}${b.truncated ? `, first ${num(b.encoding === "base64" ? Math.floor(b.data.length * 3 / 4) : b.data.length)} of ${num(b.size)} bytes` : ""})`),
+        h("pre", { id: "body" }, b.data))),
+    q ? h("div", {}, h("h2", {}, "qless"), kv([
+      ["jid", q.jid], ["class", q.klass], ["qless state", q.state], ["queue", q.queue], ["worker", q.worker || "—"],
+      ["retries left", `${q.remaining} of ${q.retries}`], ["tags", (q.tags || []).map(t => h("span", { class: "tag" }, t))],
+      ["depends on", (q.dependencies || []).join(", ") || "—"], ["dependents", (q.dependents || []).join(", ") || "—"],
+      ["tracked", q.tracked ? "yes" : "no"],
+      ["failure", q.failure && q.failure.group ? `${q.failure.group}: ${q.failure.message}` : "—"]]),
+      h("h2", {}, "History"),
+      table(["When", "What", "Details"], (q.history || []).map(e => h("tr", {},
+        h("td", {}, new Date(e.when * 1000).toLocaleString()), h("td", {}, e.what),
+        h("td", {}, Object.entries(e).filter(([k]) => k !== "when" && k !== "what").map(([k, v]) => `${k}=${v}`).join(" ")))),
+        "No history.")) : null,
+    w ? h("div", {}, h("h2", {}, "Workq"), kv([
+      ["uuid", w.uuid], ["attempts", `${w.attempts} of ${w.max_attempts || "∞"}`],
+      ["fails", `${w.fails} of ${w.max_fails || "∞"}`], ["ttl", ms(w.ttl_ms)], ["outcome", w.outcome],
+      ["result", w.result.size ? w.result.data : "—"]])) : null);
+}
+
+async function failuresPage() {
+  const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.buried > 0);
+  const groups = await api("/api/v1/qless/failures").catch(() => ({ groups: [] }));
+  const sections = await Promise.all(tubes.map(async t => {
+    const page = await api(`/api/v1/tubes/${enc(t.name)}/jobs?state=buried&order=newest&limit=20`);
+    const base = `/api/v1/tubes/${enc(t.name)}`;
+    return h("section", {},
+      h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name), `: ${num(t.buried)} buried`,
+        t.buried > 20 ? h("span", { class: "muted" }, " (newest 20 shown)") : null),
+      h("div", { class: "toolbar" },
+        h("button", { class: "primary", "data-kick-tube": t.name, onclick: () => bulk(`${base}/kick`, { state: "buried" }, "Kick") }, `Kick all ${num(t.buried)}…`),
+        h("button", { class: "danger", onclick: () => bulk(`${base}/delete`, { state: "buried" }, "Delete") }, `Delete all ${num(t.buried)}…`)),
+      jobTable(page.jobs));
+  }));
+  show(
+    h("h1", {}, "Failures"),
+    h("h2", {}, "qless failure groups"),
+    table(["Group", "Failed jobs", ""], groups.groups.map(g => h("tr", {},
+      h("td", {}, h("a", { href: `#/failures/${enc(g.group)}` }, g.group)), cell(`g:${g.group}`, g.count, "alert"),
+      h("td", {}, h("button", { class: "primary", "data-retry": g.group,
+        onclick: () => bulk(`/api/v1/qless/failures/${enc(g.group)}/retry`, {}, "Retry") }, "Retry all…")))),
+      "No qless failures."),
+    h("h2", {}, "Buried jobs, newest first"),
+    sections.length ? sections : h("div", { class: "empty" }, "No buried jobs in any tube."));
+}
+
+async function failureGroupPage(group) {
+  const g = await api(`/api/v1/qless/failures/${enc(group)}?limit=100`);
+  show(
+    h("h1", {}, "Failure group ", h("code", {}, group), `: ${num(g.total)} jobs`),
+    h("div", { class: "toolbar" }, h("button", { class: "primary",
+      onclick: () => bulk(`/api/v1/qless/failures/${enc(group)}/retry`, {}, "Retry") }, "Retry all…"),
+      h("a", { href: "#/failures" }, "back to failures")),
+    table(["jid", "Class", "Queue", "Worker", "Failed", "Message"], g.jobs.map(j => h("tr", {},
+      h("td", {}, h("code", {}, j.jid)), h("td", {}, j.klass), h("td", {}, j.queue), h("td", {}, j.failure.worker || ""),
+      h("td", {}, j.failure.when ? new Date(j.failure.when * 1000).toLocaleString() : ""),
+      h("td", {}, j.failure.message)))));
+}
+
+async function workersPage() {
+  const [summary, workers] = await Promise.all(
+    [api("/api/v1/summary"), api("/api/v1/qless/workers").catch(() => ({ workers: [] }))]);
+  const c = summary.clients;
+  const conns = { "open connections": c.open, producers: c.producers, workers: c.workers,
+    "waiting in reserve": c.waiting, "accepted since start": c.total, ...(summary.connections || {}) };
+  const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.reserved > 0);
+  const held = await Promise.all(tubes.map(t => api(`/api/v1/tubes/${enc(t.name)}/jobs?state=reserved&limit=100`)));
+  show(
+    h("h1", {}, "Workers"),
+    h("h2", {}, "Connections"),
+    Object.keys(conns).length
+      ? h("div", { class: "cards" }, Object.entries(conns).map(([role, n]) =>
+          h("div", { class: "card" }, h("div", { class: "label" }, role), h("div", { class: "value" }, num(n)))))
+      : h("div", { class: "empty" }, "No connection counts reported."),
+    h("h2", {}, "qless workers (most recently seen first)"),
+    table(["Worker", "Running jobs", "Stalled (lock expired)"], workers.workers.map(w => h("tr", {},
+      h("td", {}, h("code", {}, w.name)),
+      h("td", {}, `${w.jobs}: `, (w.job_ids || []).join(", ")),
+      h("td", { class: w.stalled ? "alert" : "" }, `${w.stalled}`, w.stalled ? `: ${(w.stalled_ids || []).join(", ")}` : ""))),
+      "No qless workers registered."),
+    h("h2", {}, "Reserved jobs by tube (what beanstalkd and Workq workers hold)"),
+    tubes.length ? tubes.map((t, i) => h("section", {}, h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name)),
+      jobTable(held[i].jobs))) : h("div", { class: "empty" }, "No job is reserved right now."));
+}
+
+async function analyticsPage() {
+  const run = await api("/api/v1/analytics");
+  if (!run.enabled) {
+    show(h("h1", {}, "Analytics"), h("div", { class: "empty" },
+      "Not configured. Run `beanpod analyze EVENTS_DIR -o OUT`, then start the server with `--analytics OUT`."));
+    return;
+  }
+  show(
+    h("h1", {}, "Analytics"),
+    h("p", { class: "muted" }, `Latest beanpod analyze run in ${run.dir}`,
+      run.generated ? `, written ${new Date(run.generated * 1000).toLocaleString()}` : ""),
+    table(["Table", "Parquet files", "Bytes"], run.tables.map(t => h("tr", {},
+      h("td", {}, t.name), h("td", { class: "num" }, t.files), h("td", { class: "num" }, num(t.bytes)))),
+      "No tables yet."),
+    run.report ? h("iframe", { src: "/analytics/report.html", title: "analytics report" })
+      : h("div", { class: "empty" }, "No report.html in that directory yet."));
+}
+
+// ---- routing and refresh -------------------------------------------------------------
+
+const ROUTES = [
+  [/^#?\/?$/, () => overview(), "overview"],
+  [/^#\/tube\/(.+)$/, m => tubePage(decodeURIComponent(m[1])), "overview"],
+  [/^#\/job\/(\d+)$/, m => jobPage(m[1]), "overview"],
+  [/^#\/failures\/(.+)$/, m => failureGroupPage(decodeURIComponent(m[1])), "failures"],
+  [/^#\/failures$/, () => failuresPage(), "failures"],
+  [/^#\/workers$/, () => workersPage(), "workers"],
+  [/^#\/analytics$/, () => analyticsPage(), "analytics"],
+];
+
+async function render(fresh) {
+  const hash = location.hash || "#/";
+  const route = ROUTES.find(([re]) => re.test(hash));
+  if (fresh) { lastValues = new Map(); }
+  if (!route) { show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Overview"))); return; }
+  document.querySelectorAll("nav a").forEach(a => a.classList.toggle("active", a.dataset.page === route[2]));
+  if (document.activeElement && document.activeElement.tagName === "INPUT" && !fresh) return; // typing
+  try {
+    await route[1](hash.match(route[0]));
+    document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (err) {
+    show(h("h1", {}, "Cannot show this page"), h("p", { class: "alert" }, err.message));
+  }
+}
+
+async function header() {
+  try {
+    const s = await api("/api/v1/summary");
+    document.getElementById("server").textContent = `${s.hostname} · v${s.version} · up ${s.uptime_s ? ms(s.uptime_s * 1000) : "< 1 s"}`;
+  } catch (err) { /* shown by the page itself */ }
+}
+
+function schedule() {
+  clearInterval(refreshTimer);
+  refreshTimer = setInterval(() => {
+    if (document.getElementById("auto").checked && document.getElementById("modal").hidden) render(false);
+  }, REFRESH_MS);
+}
+
+window.addEventListener("hashchange", () => { rateBase = null; render(true); });
+header();
+render(true);
+schedule();

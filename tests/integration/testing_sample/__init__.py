@@ -1,0 +1,2 @@
+"""A sample application and its tests, run through the beanpod.testing plugin by
+pytester (tests/integration/test_testing_plugin.py); not collected directly."""
