@@ -43,12 +43,6 @@ class Outcome(Enum):
     DRAINING = "draining"  # drain mode (SIGUSR1): no new job, as put answers DRAINING
 
 
-def no_room(engine: Engine, nbytes: int = 0) -> bool:
-    """With the WAL on: can the disk not take a record carrying `nbytes`?"""
-    journal = engine.journal
-    return journal is not None and not journal.room(nbytes)
-
-
 def valid_tube_name(name: str) -> bool:
     """beanstalkd's tube-name rule (1-200 of its characters, not starting with '-')."""
     return 0 < len(name) <= MAX_TUBE_NAME and name[0] != "-" and set(name) <= _NAME_CHARS
@@ -56,21 +50,21 @@ def valid_tube_name(name: str) -> bool:
 
 def kick(engine: Engine, conn: Conn | None, tube: Tube, bound: int, now: int) -> int:
     """`kick <bound>` on `tube`: kick only what the log has room for (as beanstalkd)."""
-    if bound and no_room(engine, min(bound, ROOM_CHUNK) * KICK_RECORD):
+    if bound and engine.refuses(min(bound, ROOM_CHUNK) * KICK_RECORD):
         bound = 0
     return engine.kick(conn, tube, bound, now)
 
 
 def kick_job(engine: Engine, conn: Conn | None, job_id: int, now: int) -> Outcome:
     """`kick-job <id>`: a buried or delayed job goes to ready."""
-    if job_id in engine.jobs and no_room(engine):
+    if job_id in engine.jobs and engine.refuses():
         return Outcome.NO_ROOM
     return Outcome.DONE if engine.kick_job(conn, job_id, now) else Outcome.NOT_FOUND
 
 
 def pause(engine: Engine, conn: Conn | None, name: str, delay_ms: int, now: int) -> Outcome:
     """`pause-tube <name> <delay>` (0 unpauses)."""
-    if name in engine.tubes and no_room(engine):
+    if name in engine.tubes and engine.refuses():
         return Outcome.NO_ROOM
     return Outcome.DONE if engine.pause_tube(conn, name, delay_ms, now) else Outcome.NOT_FOUND
 
@@ -95,7 +89,7 @@ def bury(engine: Engine, conn: Conn, job_id: int, now: int) -> Outcome:
         return Outcome.NOT_FOUND
     if job.ext is not None:
         return Outcome.HELD  # qless and Workq jobs fail through their own dialect
-    if no_room(engine):
+    if engine.refuses():
         return Outcome.NO_ROOM
     engine.take_out(job)
     engine.make_reserved(conn, job, now)
@@ -114,7 +108,7 @@ def move(engine: Engine, job_id: int, target: str, now: int) -> tuple[Outcome, J
         return Outcome.HELD, None
     if engine.draining:
         return Outcome.DRAINING, None
-    if no_room(engine, len(job.body)):
+    if engine.refuses(len(job.body)):
         return Outcome.NO_ROOM, None
     delay = max(0, job.deadline - now) if job.state is JobState.DELAYED else 0
     copy = engine.put(None, engine.tube(target), job.pri, delay, job.ttr, job.body, now)

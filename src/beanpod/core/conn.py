@@ -42,7 +42,7 @@ class Conn:
         # Whether `reserved` (in reservation order) is also in deadline order, as when
         # every reservation has the same TTR and none was touched: then the soonest is
         # the first one, found in O(1) instead of a scan. `latest`: the last deadline.
-        # Engine._reserve keeps both (and `soonest`) up to date.
+        # Engine.make_reserved keeps both (and `soonest`) up to date.
         self.ordered = True
         self.latest = 0
         self.waiter: Waiter | None = None

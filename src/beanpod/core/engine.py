@@ -89,6 +89,8 @@ class Engine:
             timings.attach(tube)
 
     def unref(self, tube: Tube) -> None:
+        """Drop one reference to `tube`; at zero it is forgotten: out of `tubes`, out of
+        the list-tubes order (swap-remove), its pause timer cancelled."""
         tube.refs -= 1
         if tube.refs == 0:
             del self.tubes[tube.name]
@@ -97,6 +99,17 @@ class Engine:
                 self.tube_list[tube.index] = last
                 last.index = tube.index
             self.timers.cancel(tube)
+
+    # ---- admission ---------------------------------------------------------------------
+
+    def refuses(self, nbytes: int = 0) -> bool:
+        """The one admission check, asked before any change that writes a record: True
+        when the write-ahead log's disk cannot take one carrying `nbytes` of payload.
+        The caller then answers its protocol's refusal (beanstalkd OUT_OF_MEMORY, a Workq
+        or qless error, the admin API's 507) and changes nothing. Every dialect asks here;
+        beanstalkd's put inlines these two lines (a call costs ~2 % of a put)."""
+        journal = self.journal
+        return journal is not None and not journal.room(nbytes)
 
     # ---- connections -------------------------------------------------------------------
 
@@ -224,10 +237,21 @@ class Engine:
             self.meter.added(job)
         return job
 
-    # ---- state changes (the only places that move a job between states) ----------------
+    # ---- the public moves -----------------------------------------------------------------
+    # What an extension (core/qless, core/workq), the test harness or the admin API may
+    # compose: take a job out of its place (take_out / unreserve), then give it a new one
+    # (make_ready / make_delayed / make_buried / make_reserved) or destroy it. Each keeps
+    # the engine's counters, heaps and timers true; the job's state changes through
+    # job.move() (checked against TRANSITIONS). No move writes a journal record: the
+    # operation that composes them records the outcome once the job is placed
+    # (journal.record_put / record_update / record_delete).
 
     def make_ready(self, job: Job, now: int, order: int = 0) -> None:
-        """`order`: rank within the priority band (0: the id; qless passes its own)."""
+        """Place a job that is in no queue in its tube's ready heap: state READY, the heap
+        key (pri, `order` or its id), counts ready and urgent (pri < 1024, engine and
+        tube). Then the tube's parked reserves are served, so the job may leave at once
+        (RESERVED, a reserve event). `order`: rank within the priority band (0: the id;
+        qless passes its own)."""
         tube = job.tube
         move(job, READY)
         tube.ready.push(ready_key(job.pri, job.id, order), job)
@@ -240,6 +264,8 @@ class Engine:
             self._serve(tube, now)
 
     def make_delayed(self, job: Job, due: int) -> None:
+        """Place a job that is in no queue in its tube's delayed heap until `due`: state
+        DELAYED, `job.deadline = due`, count delayed, a DELAY_DUE timer armed."""
         move(job, DELAYED)
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
@@ -247,12 +273,18 @@ class Engine:
         self.timers.arm(due, DELAY_DUE, job)
 
     def make_buried(self, job: Job) -> None:
+        """Place a job that is in no queue last in its tube's buried list (kick order):
+        state BURIED, count buried."""
         move(job, BURIED)
         job.tube.buried[job.id] = job
         self.counts.buried += 1
 
     def take_out(self, job: Job) -> None:
-        """Remove `job` from whatever queue holds it (ready, delayed or buried)."""
+        """Take `job` out of the queue that holds it: the ready heap (counts ready and
+        urgent), the delayed heap (count delayed, its timer cancelled) or the buried list
+        (count buried); a held job (an extension's state) is left to its extension. The
+        state is not changed: it names where the job was until the next make_* move.
+        Reserved jobs leave through `unreserve`."""
         state = job.state
         tube = job.tube
         counts = self.counts
@@ -271,11 +303,14 @@ class Engine:
             counts.buried -= 1
         elif state in HELD_STATES:
             pass  # an extension holds it; its destroy hook or move forgets it
-        else:  # pragma: no cover - reserved jobs leave through _unreserve
+        else:  # pragma: no cover - reserved jobs leave through unreserve
             raise AssertionError(f"cannot take out {job!r}")
 
     def make_reserved(self, conn: Conn, job: Job, now: int, worker: str | None = None) -> None:
-        """Hand a job that is in no queue to `conn` (`worker`: a name the client gave)."""
+        """Hand a job that is in no queue to `conn` (`worker`: a name the client gave):
+        state RESERVED, `job.reserver`, reserves +1, `job.deadline = now + ttr`, the
+        connection's reservations and soonest deadline (DEADLINE_SOON), counts reserved
+        (engine and tube), a TTR_EXPIRY timer armed, a reserve event emitted."""
         move(job, RESERVED)
         job.reserver = conn
         if self.timings is not None:
@@ -302,6 +337,10 @@ class Engine:
             self.events.emit_reserve(now, job.id, job.tube.name, conn.id, worker)
 
     def unreserve(self, job: Job) -> Conn:
+        """End `job`'s reservation and return who held it: out of the connection's
+        reservations (its soonest deadline kept true), `job.reserver = None`, counts
+        reserved -1 (engine and tube), its TTR timer cancelled. The state stays RESERVED
+        until the next make_* move or `destroy`."""
         conn = job.reserver
         assert conn is not None
         del conn.reserved[job.id]
@@ -318,6 +357,10 @@ class Engine:
         return conn
 
     def destroy(self, job: Job) -> None:
+        """Forget a job that is in no queue and no reservation (take_out / unreserve
+        first; the caller has recorded the delete): the extensions' destroy hooks run
+        (jobs with `ext`), the id is freed, `tube.jobs` -1, and the job's reference on its
+        tube dropped (an unused tube goes)."""
         if job.ext is not None:
             for hook in self.destroy_hooks:
                 hook(job)
@@ -409,6 +452,11 @@ class Engine:
     def park(
         self, conn: Conn, timeout_at: int | None, deliver: Deliver, named: list[Tube] | None = None
     ) -> None:
+        """Make `conn` wait for a job of its watched tubes (or of the `named` tubes of a
+        Workq lease: the caller took a reference on each, `unpark` drops it):
+        `conn.waiter`, count waiting, a place in each tube's FIFO of waiters
+        (`tube.waiting`), a WAITER timer at the earlier of `timeout_at` and the
+        DEADLINE_SOON margin. `deliver` gets the outcome."""
         waiter = Waiter(conn, timeout_at, deliver, conn.watch if named is None else named)
         waiter.named = named is not None
         conn.waiter = waiter
@@ -431,6 +479,8 @@ class Engine:
             self.timers.arm(when, WAITER, waiter)
 
     def unpark(self, waiter: Waiter) -> None:
+        """Undo `park` without answering: the waiter goes inactive (its FIFO entries are
+        dropped lazily), counts waiting -1, its timer cancelled, named tubes released."""
         waiter.active = False
         conn = waiter.conn
         conn.waiter = None

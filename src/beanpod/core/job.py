@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from beanpod.core.tube import Tube
 
 URGENT_PRIORITY = 1024  # beanstalkd counts ready jobs with pri < 1024 as "urgent"
+# Workq and qless priorities are larger first; engine priorities are u32, smaller first.
+# `engine = PRI_PIVOT - workq` is the order-reversing bijection between the two ranges:
+# Workq 2147483647 -> 0 (most urgent), Workq 0 -> 2147483647, Workq -2^31 -> 2^32-1.
+PRI_PIVOT = 2**31 - 1
 
 
 class JobState(IntEnum):

@@ -14,18 +14,22 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from beanpod.cli import serve as serve_command
 from beanpod.core import job as job_states
 from beanpod.core.engine import Engine
 from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState
 from beanpod.core.qless import Qless, QlessError
 from beanpod.core.qless.api import call
+from beanpod.core.qless.names import worker_of
 from beanpod.core.records import NextIdRecord, Record, StateRecord, decode, encode_put
 from beanpod.core.restore import restore
 from beanpod.core.workq import Workq, WorkqError
+from beanpod.server import app
 
 Pair = tuple[JobState | None, JobState | None, bool]  # old, new (None: removed), restarting
 S = JobState
@@ -76,6 +80,7 @@ class MoveLog:
 @pytest.fixture
 def move_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[MoveLog]:
     log = MoveLog()
+    monkeypatch.setattr(job_states, "CHECK_MOVES", True)  # whatever tests/conftest.py says
     monkeypatch.setattr(job_states, "check_move", log)
     yield log
 
@@ -158,12 +163,13 @@ class StateTableMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.log = MoveLog()
-        self.saved_check = job_states.check_move
-        job_states.check_move = self.log  # type: ignore[assignment]
+        self.saved = job_states.CHECK_MOVES, job_states.check_move
+        job_states.CHECK_MOVES = True
+        job_states.check_move = self.log
         self.d = Dialects(self.log)
 
     def teardown(self) -> None:
-        job_states.check_move = self.saved_check  # type: ignore[assignment]
+        job_states.CHECK_MOVES, job_states.check_move = self.saved
 
     # ---- beanstalkd ----------------------------------------------------------------
 
@@ -183,6 +189,9 @@ class StateTableMachine(RuleBasedStateMachine):
     def job_op(self, i: int, pick: int, op: str) -> None:
         d = self.d
         conn, job_id, e = d.free_conn(i), d.job_id(pick), d.engine
+        mine = sorted(conn.reserved)  # release and bury need the connection's own job
+        if mine and op in ("release", "release_later", "bury"):
+            job_id = mine[pick % len(mine)]
         if op.startswith("release"):
             e.release(conn, job_id, 5, 1000 if op == "release_later" else 0, d.now)
         elif op == "bury":
@@ -244,6 +253,10 @@ class StateTableMachine(RuleBasedStateMachine):
         if not d.jids:
             return
         jid = d.jids[pick % len(d.jids)]
+        running = [j for j in d.jids if (job := d.q.jobs.get(j)) is not None and job.state is V]
+        if running and op in ("complete", "complete_next", "fail", "retry"):
+            jid = running[pick % len(running)]  # these need a job a worker holds
+            worker = worker_of(d.q.jobs[jid])
         got = d.qless("get", jid)
         queue = got["queue"] if got else "q"
         if op == "complete":
@@ -270,7 +283,7 @@ class StateTableMachine(RuleBasedStateMachine):
 
     # ---- time and restarts -----------------------------------------------------------
 
-    @rule(step=st.sampled_from([500, 1000, 2500, 6000]))
+    @rule(step=st.sampled_from([500, 1000, 2500, 6000, 70_000]))  # 70 s: qless locks expire
     def advance(self, step: int) -> None:
         d = self.d
         d.now += step
@@ -289,37 +302,107 @@ TestStateTable = StateTableMachine.TestCase
 TestStateTable.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
 
 
-def test_a_fixed_tour_reaches_the_extension_edges(move_log: MoveLog) -> None:
-    """The random drive can make the moves the table was written for."""
+def test_the_dialects_make_every_declared_move(move_log: MoveLog) -> None:
+    """A fixed tour makes each edge of TRANSITIONS once: the table declares no edge that
+    no dialect uses (and the random drive above can reach them all)."""
     d = Dialects(move_log)
-    e = d.engine
-    conn = d.conns[0]
-    e.watch(conn, "q")
-    job = e.put(conn, e.tube("q"), 1, 0, 5000, b"x", 0)
-    e.reserve(conn, 0, 0, lambda outcome: None)
-    e.bury(conn, job.id, 1, 0)
-    e.kick_job(conn, job.id, 0)
-    e.delete(conn, job.id, 0)
-    uuid = b"6ba7b810-9dad-41d1-80b4-000000000001"
-    d.wq.add(None, uuid, "w", 1000, 60_000, b"", 0, max_fails=2)
-    d.wq.fail(None, uuid, b"", 0)  # ready -> ready: back for another attempt
-    d.wq.complete(None, uuid, b"r", 0)
-    d.qless("put", "w", "q", "a", "k", {}, 0)
-    d.qless("put", "w", "q", "b", "k", {}, 0, "depends", ["a"])
-    d.qless("put", "w", "q", "b", "k", {}, 0, "depends", ["a"])  # depends -> depends
-    d.qless("pop", "q", "w", 1)
-    d.qless("complete", "a", "w", "q", {})
-    d.qless("recur", "q", "rec", "k", {}, "interval", 60, 0)
-    d = d.restarted()
-    d.qless("unrecur", "rec")
-    expected = {
-        (None, R, False), (R, V, False), (V, B, False), (B, R, False), (R, None, False),
-        (R, R, False), (R, DONE, False), (None, DEP, False), (DEP, DEP, False),
-        (V, DONE, False), (DEP, R, False), (None, REC, False), (REC, None, False),
-        (R, R, True), (DONE, DONE, True), (REC, REC, True),  # a restart re-places each job
-    }  # fmt: skip
-    assert expected - move_log.pairs == set()
+    _beanstalkd_tour(d)
+    _workq_tour(d)
+    _qless_tour(d)
+    moves = {(old, new) for old, new, restarting in move_log.pairs if not restarting}
+    declared = {(old, new) for old, allowed in TRANSITIONS.items() for new in allowed}
+    assert sorted(declared - moves, key=repr) == []
     assert move_log.undeclared() == []
+
+
+def _beanstalkd_tour(d: Dialects) -> None:
+    e, c, now = d.engine, d.conns[0], d.now
+    ids = iter(range(1, 100))
+
+    def put(delay: int = 0) -> int:
+        return e.put(c, e.tube("q"), 1, delay, 5000, b"x", now, job_id=next(ids)).id
+
+    a = put()  # none -> ready
+    e.reserve_job(c, a, now)  # ready -> reserved
+    e.release(c, a, 1, 1000, now)  # reserved -> delayed
+    e.reserve_job(c, a, now)  # delayed -> reserved
+    e.bury(c, a, 1, now)  # reserved -> buried
+    e.reserve_job(c, a, now)  # buried -> reserved
+    e.release(c, a, 1, 0, now)  # reserved -> ready
+    e.delete(c, a, now)  # ready -> none
+    b = put(1000)  # none -> delayed
+    e.delete(c, b, now)  # delayed -> none
+    b = put()
+    e.reserve_job(c, b, now)
+    e.delete(c, b, now)  # reserved -> none
+    b = put()
+    e.reserve_job(c, b, now)
+    e.bury(c, b, 1, now)
+    e.kick_job(c, b, now)  # buried -> ready
+    e.reserve_job(c, b, now)
+    e.bury(c, b, 1, now)
+    e.delete(c, b, now)  # buried -> none
+    put(1000)
+    e.tick(now + 1000)  # delayed -> ready
+
+
+def _workq_tour(d: Dialects) -> None:
+    u1, u2 = b"6ba7b810-9dad-41d1-80b4-000000000001", b"6ba7b810-9dad-41d1-80b4-000000000002"
+    d.wq.add(None, u1, "w", 1000, 60_000, b"", d.now, max_fails=2)  # none -> ready
+    d.wq.fail(None, u1, b"", d.now)  # ready -> ready: back for another attempt
+    d.wq.complete(None, u1, b"r", d.now)  # ready -> complete (no lease needed)
+    d.wq.delete(None, u1, d.now)  # complete -> none
+    d.wq.add(None, u2, "w", 1000, 60_000, b"", d.now, at=d.now + 5000)  # none -> delayed
+    d.wq.complete(None, u2, b"r", d.now)  # delayed -> complete
+
+
+def _qless_tour(d: Dialects) -> None:
+    def put(queue: str, jid: str, delay: int = 0, *opts: Any) -> None:
+        assert d.qless("put", "w", queue, jid, "k", {}, delay, *opts) == jid
+
+    def run(queue: str, jid: str, worker: str = "w") -> None:
+        assert [job["jid"] for job in d.qless("pop", queue, worker, 1)] == [jid]
+
+    put("x", "x")  # a dependency that never completes
+    put("a", "a", 5)  # none -> delayed
+    put("a", "a", 5)  # delayed -> delayed
+    put("a", "a", 0, "depends", ["x"])  # delayed -> depends
+    put("a", "a", 0, "depends", ["x"])  # depends -> depends
+    d.qless("cancel", "a")  # depends -> none
+    put("b", "b")
+    put("b", "b", 5)  # ready -> delayed
+    put("c", "c")
+    put("c", "c", 0, "depends", ["x"])  # ready -> depends
+    put("d", "d")
+    put("d", "d")  # ready -> ready (re-put: last in its band)
+    put("e", "e")
+    put("f", "f", 0, "depends", ["e"])  # none -> depends
+    put("g", "g", 5, "depends", ["e"])
+    run("e", "e")
+    assert d.qless("complete", "e", "w", "e", {}) == "complete"  # reserved -> complete
+    # ...and it unlocks f (depends -> ready) and g (depends -> delayed)
+    put("e", "e", 5)  # complete -> delayed
+    for jid, opts in (("h", ()), ("i", ("depends", ["x"]))):
+        put(jid, jid)
+        run(jid, jid)
+        d.qless("complete", jid, "w", jid, {})
+        put(jid, jid, 0, *opts)  # complete -> ready, complete -> depends
+    for jid, delay, opts in (("j", 5, ()), ("k", 0, ("depends", ["x"]))):
+        put(jid, jid)
+        run(jid, jid)
+        d.qless("fail", jid, "w", "g", "m", {})  # reserved -> buried
+        put(jid, jid, delay, *opts)  # buried -> delayed, buried -> depends
+    put("l", "l")
+    run("l", "l")
+    d.qless("complete", "l", "w", "l", {}, "next", "l2", "depends", ["x"])  # reserved -> depends
+    put("m", "m")
+    run("m", "m", "w1")
+    d.now += 70_000  # past the heartbeat: w1's lock expires
+    assert d.qless("pop", "m", "w2", 1) == []  # first its grace period
+    d.now += 11_000
+    run("m", "m", "w2")  # reserved -> reserved: the stalled job goes to w2
+    d.qless("recur", "r", "r", "k", {}, "interval", 60, 0)  # none -> recur
+    d.qless("unrecur", "r")  # recur -> none
 
 
 def test_the_recorder_catches_an_undeclared_move(move_log: MoveLog) -> None:
@@ -338,3 +421,21 @@ def test_the_engine_check_refuses_an_undeclared_move(monkeypatch: pytest.MonkeyP
     e.take_out(job)
     with pytest.raises(job_states.IllegalMove, match="ready -> buried"):
         e.make_buried(job)
+
+
+@pytest.mark.parametrize(("args", "env", "checked"), [
+    ([], {}, False),
+    (["--check-moves"], {}, True),
+    ([], {"BEANPOD_CHECK_MOVES": "1"}, True),
+])  # fmt: skip
+def test_serve_turns_the_check_on_for_debugging(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], checked: bool
+) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(app, "serve", lambda config: seen.append(job_states.CHECK_MOVES))
+    monkeypatch.setattr(serve_command, "setup_logging", lambda verbose, log_format: None)
+    monkeypatch.setattr(job_states, "CHECK_MOVES", False)
+    monkeypatch.delenv("BEANPOD_CHECK_MOVES", raising=False)
+    result = CliRunner().invoke(serve_command.serve, ["-p", "0", *args], env=env)
+    assert result.exit_code == 0, result.output
+    assert seen == [checked]

@@ -56,12 +56,11 @@ def call(q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0) -> Any:
     if handler is None:
         raise QlessError(f"Unknown command {fn}")
     name = fn.split(".")[0].capitalize()
-    if fn not in READ_ONLY and not _read_only(fn, args):
-        journal = q.engine.journal
-        if journal is not None and not journal.room(nbytes + RECORD_ALLOWANCE):
-            raise QlessError(
-                f"{name}(): out of disk space for the write-ahead log; nothing was changed"
-            )
+    mutates = fn not in READ_ONLY and not _read_only(fn, args)
+    if mutates and q.engine.refuses(nbytes + RECORD_ALLOWANCE):
+        raise QlessError(
+            f"{name}(): out of disk space for the write-ahead log; nothing was changed"
+        )
     try:
         return handler(q, now, Args(name, list(args)))
     finally:

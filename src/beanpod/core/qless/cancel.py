@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, deps, moves, tags
 from beanpod.core.qless.errors import QlessError
-from beanpod.core.qless.ext import QlessExt, qext, rext
-from beanpod.core.qless.store import state_name
+from beanpod.core.qless.ext import QlessExt, RecurExt, qext, rext
+from beanpod.core.qless.names import state_name
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -64,8 +64,6 @@ def forget(q: Qless, job: Job) -> None:
     """Engine destroy hook: drop every index entry of a qless job or template."""
     recur = rext(job)
     if recur is not None:
-        from beanpod.core.qless.recurring import forget_template
-
         forget_template(q, job, recur)
         return
     ext = qext(job)
@@ -92,3 +90,13 @@ def kicked(q: Qless, job: Job, now: int) -> None:
     if job.state is JobState.BURIED and qext(job) is not None:
         moves.leave_group(q, job)
         q.flush_stats()
+
+
+def forget_template(q: Qless, job: Job, ext: RecurExt) -> None:
+    """Destroy hook part: a template is gone (unrecur or beanstalkd delete)."""
+    q.engine.timers.cancel(ext)
+    if q.jobs.get(ext.jid) is job:
+        del q.jobs[ext.jid]
+    info = q.queues.get(ext.queue)
+    if info is not None:
+        info.recurring.pop(ext.jid, None)

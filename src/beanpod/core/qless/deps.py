@@ -9,7 +9,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
-from beanpod.core.qless.store import state_name
+from beanpod.core.qless.names import state_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

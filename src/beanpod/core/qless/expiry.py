@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from beanpod.core.qless import cancel
+
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
 
 
 def expire_completed(q: Qless, now: int) -> int:
     """Delete expired completed jobs (oldest first); return how many went."""
-    from beanpod.core.qless.cancel import remove
-
     horizon = now - int(q.config.number("jobs-history", 604800) * 1000)
     keep = max(0, int(q.config.number("jobs-history-count", 50000)))
     completed = q.completed
@@ -23,7 +23,7 @@ def expire_completed(q: Qless, now: int) -> int:
         if ext_time > horizon and len(completed) <= keep:
             break
         del completed[next(iter(completed))]
-        remove(q, job, now, event=None)
+        cancel.remove(q, job, now, event=None)
         gone += 1
     return gone
 

@@ -16,8 +16,8 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, moves
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import qext
+from beanpod.core.qless.names import state_name
 from beanpod.core.qless.put import set_data
-from beanpod.core.qless.store import state_name
 from beanpod.core.qless.view import seconds
 
 if TYPE_CHECKING:

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import BURIED, COMPLETE, DEPENDS, RESERVED, Job, move
+from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job, move
 from beanpod.core.qless import throttles
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
-from beanpod.core.qless.store import LOCK_DUE, SCHED_DUE
-from beanpod.core.workq.ext import PRI_PIVOT
+from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -98,7 +97,7 @@ def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
         ext.expires = 0
         ext.grace = False
         if not keep_throttles:
-            throttles.release(q, job, q.now)
+            release_throttles(q, job)
 
 
 def unplace(q: Qless, job: Job) -> None:
@@ -112,7 +111,15 @@ def unplace(q: Qless, job: Job) -> None:
         del info.depends[ext.jid]
     if q.completed.get(ext.jid) is job:
         del q.completed[ext.jid]
-    throttles.release(q, job, q.now)
+    release_throttles(q, job)
+
+
+def release_throttles(q: Qless, job: Job) -> None:
+    """`job` gives up its throttle locks (or its place among the pending): the jobs
+    that get them go back to waiting."""
+    for let_in in throttles.release(q, job, q.now):
+        to_waiting(q, let_in, q.now)
+        q.save(let_in)
 
 
 def leave_group(q: Qless, job: Job) -> None:

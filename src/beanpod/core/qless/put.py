@@ -8,7 +8,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, deps, moves, tags, throttles
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt
-from beanpod.core.qless.store import SCHED_DUE, worker_of
+from beanpod.core.qless.names import SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -47,7 +47,7 @@ def put(
     opts = opts or PutArgs()
     job = q.find(jid)
     if job is None:
-        job = _create(q, now, queue, jid, klass, data, delay_ms, opts)
+        job = create(q, now, queue, jid, klass, data, delay_ms, opts)
         owner = ""
     else:
         owner = worker_of(job) if job.state is JobState.RESERVED else ""
@@ -72,7 +72,7 @@ def requeue(
     return put(q, now, worker, queue, jid, klass, data, delay_ms, opts)
 
 
-def _create(
+def create(
     q: Qless, now: int, queue: str, jid: str, klass: str, data: str, delay_ms: int,
     opts: PutArgs,
 ) -> Job:  # fmt: skip

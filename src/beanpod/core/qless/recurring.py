@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import moves
+from beanpod.core.qless import cancel, moves, put
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import RecurExt, rext
 from beanpod.core.qless.view import recur_view
@@ -102,12 +102,10 @@ def spawn_due(q: Qless, info: QueueInfo, now: int, count: int) -> int:
 
 
 def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
-    from beanpod.core.qless import put
-
     ext.count += 1
     opts = put.PutArgs(ext.priority, ext.tags, ext.retries, throttle_ids=ext.throttles)
     jid = f"{ext.jid}-{ext.count}"
-    put._create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
+    put.create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
     child = q.jobs[jid]
     child_ext = moves.ext_of(child)
     child_ext.spawned_from = ext.jid
@@ -160,20 +158,8 @@ def unrecur(q: Qless, now: int, jid: str) -> bool:
     q.at(now)
     job = q.jobs.get(jid)
     if job is not None and rext(job) is not None:
-        from beanpod.core.qless.cancel import remove
-
-        remove(q, job, now, event=None)
+        cancel.remove(q, job, now, event=None)
     return True
-
-
-def forget_template(q: Qless, job: Job, ext: RecurExt) -> None:
-    """Destroy hook part: a template is gone (unrecur or beanstalkd delete)."""
-    q.engine.timers.cancel(ext)
-    if q.jobs.get(ext.jid) is job:
-        del q.jobs[ext.jid]
-    info = q.queues.get(ext.queue)
-    if info is not None:
-        info.recurring.pop(ext.jid, None)
 
 
 def _require(q: Qless, fn: str, jid: str) -> RecurExt:

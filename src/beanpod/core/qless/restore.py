@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from beanpod.core.job import Job, JobState, move, restarting
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
-from beanpod.core.qless.store import CONFIG_STATE, STATS_STATE, WORKER_STATE
+from beanpod.core.qless.names import CONFIG_STATE, STATS_STATE, WORKER_STATE
 from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 
 if TYPE_CHECKING:

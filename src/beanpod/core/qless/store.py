@@ -17,11 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import channels
+from beanpod.core.qless import cancel, channels, locks, moves, restore
 from beanpod.core.qless.channels import Channels
 from beanpod.core.qless.config import Config
 from beanpod.core.qless.errors import QlessError, missing
 from beanpod.core.qless.ext import QlessExt, qext
+from beanpod.core.qless.history import append as append_history
+from beanpod.core.qless.names import (
+    CONFIG_STATE,
+    LOCK_DUE,
+    SCHED_DUE,
+    STATS_STATE,
+    WORKER_SAVE_MS,
+    WORKER_STATE,
+)
 from beanpod.core.qless.stats import Stats
 from beanpod.core.qless.throttles import Throttle
 from beanpod.core.qless.timeline import Timeline
@@ -30,27 +39,6 @@ from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
-
-LOCK_DUE = 20  # timer kind: a qless lock expired (target: the job)
-# 21 was RECUR_DUE (recurring children are now spawned lazily by pop and peek)
-SCHED_DUE = 22  # timer kind: a scheduled qless job is due to wait (target: the job)
-
-# Named WAL states (STATE records, docs/wal.md): one per config override and per worker.
-CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
-WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
-WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
-STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
-
-# qless state names of engine states (docs/qless.md has the mapping).
-QLESS_STATE = {
-    JobState.READY: "waiting",
-    JobState.DELAYED: "scheduled",
-    JobState.RESERVED: "running",
-    JobState.BURIED: "failed",
-    JobState.DEPENDS: "depends",
-    JobState.COMPLETE: "complete",
-    JobState.RECUR: "recur",
-}
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()")
 
@@ -97,8 +85,6 @@ class Qless:
         self._install()
 
     def _install(self) -> None:
-        from beanpod.core.qless import cancel, locks, moves
-
         engine = self.engine
         engine.timer_handlers[LOCK_DUE] = lambda job, now: locks.lock_due(self, job, now)
         engine.timer_handlers[SCHED_DUE] = lambda job, now: moves.scheduled_due(self, job, now)
@@ -150,9 +136,7 @@ class Qless:
 
     def reattach(self, now: int) -> int:
         """After a WAL restore: rebuild the qless indexes (see qless/restore.py)."""
-        from beanpod.core.qless.restore import reattach
-
-        return reattach(self, now)
+        return restore.reattach(self, now)
 
     def touch_worker(self, worker: str, now: int) -> None:
         self.workers[worker] = now
@@ -217,9 +201,7 @@ class Qless:
             self.history_of(ext, now, what, **extra)
 
     def history_of(self, ext: QlessExt, now: int, what: str, **extra: Any) -> None:
-        from beanpod.core.qless.history import append
-
-        append(self, ext, now, what, extra)
+        append_history(self, ext, now, what, extra)
 
 
 def check_queue_name(name: str) -> None:
@@ -227,23 +209,3 @@ def check_queue_name(name: str) -> None:
     ok = 0 < len(name) <= MAX_TUBE_NAME and name[0] != "-" and set(name) <= _NAME_CHARS
     if not ok:
         raise QlessError(f"Put(): queue name {name!r} is not a valid tube name")
-
-
-def worker_of(job: Job) -> str:
-    ext = qext(job)
-    return "" if ext is None else ext.worker
-
-
-def state_name(job: Job) -> str:
-    """The qless name of `job`'s state: a job put back by `timeout` and not handed out
-    since is 'stalled' (waiting first in its queue), as in qless; a job waiting for a
-    throttle lock is 'throttled' (held by the engine like a depends job)."""
-    if job.state is JobState.READY:
-        ext = qext(job)
-        if ext is not None and 0 < ext.timed_out == job.reserves:
-            return "stalled"
-    elif job.state is JobState.DEPENDS:
-        ext = qext(job)
-        if ext is not None and ext.throttled_on:
-            return "throttled"
-    return QLESS_STATE[job.state]

@@ -194,11 +194,12 @@ def repend(q: Qless, job: Job) -> None:
     q.queue(ext.queue).throttled[ext.jid] = job
 
 
-def release(q: Qless, job: Job, now: int) -> None:
-    """`job` holds no lock and waits for none any more; let pending jobs in."""
+def release(q: Qless, job: Job, now: int) -> list[Job]:
+    """`job` holds no lock and waits for none any more: return the pending jobs its
+    freed locks let in (out of their throttle; the caller makes them waiting)."""
     ext = qext(job)
     if ext is None or not q.throttles:
-        return
+        return []
     if ext.throttled_on:
         info = q.queues.get(ext.queue)
         if info is not None:
@@ -217,15 +218,16 @@ def release(q: Qless, job: Job, now: int) -> None:
         else:
             continue
         freed.append(t)
+    let_in: list[Job] = []
     for t in freed:
-        _let_in(q, t, now)
+        let_in += _let_in(q, t)
         _drop_if_idle(q, t)
+    return let_in
 
 
-def _let_in(q: Qless, t: Throttle, now: int) -> None:
-    """Up to `maximum - locks` pending jobs (10 when unlimited) go back to waiting."""
-    from beanpod.core.qless import moves
-
+def _let_in(q: Qless, t: Throttle) -> list[Job]:
+    """Up to `maximum - locks` pending jobs (10 when unlimited) leave the throttle."""
+    let_in = []
     room = UNLIMITED_RELEASE if t.maximum == 0 else t.maximum - len(t.locks)
     for jid in list(islice(t.pending, max(0, room))):
         del t.pending[jid]
@@ -235,8 +237,8 @@ def _let_in(q: Qless, t: Throttle, now: int) -> None:
             continue
         q.queue(ext.queue).throttled.pop(jid, None)
         ext.throttled_on = ""
-        moves.to_waiting(q, job, now)
-        q.save(job)
+        let_in.append(job)
+    return let_in
 
 
 def check_put(q: Qless, job: Job, now: int) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless import moves
 from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.view import job_view
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -29,8 +30,6 @@ def track(q: Qless, now: int, command: str, jid: str) -> bool:
 
 def tracked(q: Qless, now: int) -> dict[str, Any]:
     """{jobs: [job...], expired: [jid whose job is gone]}."""
-    from beanpod.core.qless.view import job_view
-
     q.at(now)
     jobs, expired = [], []
     for jid in q.tracked:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from beanpod.core.job import Job, JobState
+from beanpod.core.job import PRI_PIVOT, Job, JobState
 from beanpod.core.qless.ext import QlessExt, RecurExt, qext
-from beanpod.core.qless.store import state_name
+from beanpod.core.qless.names import state_name
 from beanpod.core.qless.throttles import of_job, queue_throttle
-from beanpod.core.workq.ext import PRI_PIVOT
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless

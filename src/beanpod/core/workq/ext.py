@@ -6,15 +6,11 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from beanpod.core.job import EXT_DECODERS, JobState
+from beanpod.core.job import EXT_DECODERS, PRI_PIVOT, JobState
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
 
-# Workq priorities are int32, larger first; engine priorities are u32, smaller first.
-# `engine = PRI_PIVOT - workq` is the order-reversing bijection between the two ranges:
-# Workq 2147483647 -> 0 (most urgent), Workq 0 -> 2147483647, Workq -2^31 -> 2^32-1.
-PRI_PIVOT = 2**31 - 1
 MAX_HARD_ATTEMPTS = 255  # a job is leased at most 255 times even with max-attempts 0
 
 # Workq's numeric job states (`inspect`'s `state` key).

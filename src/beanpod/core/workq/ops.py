@@ -314,8 +314,7 @@ class Workq:
         return 0 if tube is None else tube.jobs
 
     def _need_room(self, nbytes: int) -> None:
-        journal = self.engine.journal
-        if journal is not None and not journal.room(nbytes):
+        if self.engine.refuses(nbytes):
             raise WorkqError(NO_ROOM)
 
     def _detach(self, job: Job) -> None:

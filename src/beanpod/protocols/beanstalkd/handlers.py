@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from beanpod.core import admin
-from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
@@ -48,13 +47,6 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
     return w.reserved(outcome.id, outcome.body)
 
 
-def _no_room(engine: Engine, nbytes: int = 0) -> bool:
-    """With the WAL on: the disk cannot take the record, so answer OUT_OF_MEMORY before
-    changing anything."""
-    journal = engine.journal
-    return journal is not None and not journal.room(nbytes)
-
-
 def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put <pri> <delay> <ttr> <bytes>\\r\\n<data>\\r\\n"""
     d = s.dialect
@@ -66,7 +58,7 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
         engine.allocate_id()  # beanstalkd has already made the job when it notices
         return d.failed(PUT, w.DRAINING)
     _, pri, delay, ttr, body = cmd
-    journal = engine.journal
+    journal = engine.journal  # engine.refuses(len(body)), inlined on the hottest path
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
         return d.failed(PUT, w.OUT_OF_MEMORY)
@@ -153,7 +145,7 @@ def release(s: Context, cmd: tuple[Any, ...]) -> bytes:
     d = s.dialect
     d.cmd_counts[w.RELEASE] += 1
     _, job_id, pri, delay = cmd
-    if job_id in s.conn.reserved and _no_room(d.engine):
+    if job_id in s.conn.reserved and d.engine.refuses():
         return d.failed(w.RELEASE, w.OUT_OF_MEMORY)
     return (
         w.RELEASED
@@ -166,7 +158,7 @@ def bury(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """bury <id> <pri>\\r\\n"""
     d = s.dialect
     d.cmd_counts[w.BURY] += 1
-    if cmd[1] in s.conn.reserved and _no_room(d.engine):
+    if cmd[1] in s.conn.reserved and d.engine.refuses():
         return d.failed(w.BURY, w.OUT_OF_MEMORY)
     return (
         w.BURIED if d.engine.bury(s.conn, cmd[1], cmd[2], s.now) else d.failed(w.BURY, w.NOT_FOUND)

@@ -2,7 +2,7 @@
 the connection parks (lease, run, result) until `session.deliver` answers it.
 
 `handle` dispatches and turns refusals into error replies. Priorities, TTR and TTL reach
-the engine unchanged in milliseconds; priorities are mapped by core.workq_ext.
+the engine unchanged in milliseconds; priorities are mapped by core.workq.ext.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ async def _run(api: Api, action: str, flt: query.JobFilter, target: str | None) 
     await ctx.settle()
     doc: dict[str, Any] = {"action": action, "done": done,
                            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
-    if admin.no_room(ctx.engine):
+    if ctx.engine.refuses():
         doc.update(error="the write-ahead log's disk is full: stopped early", status=507)
         return web.json_response(doc, status=507)
     if action == "move" and query.is_draining(ctx.engine):

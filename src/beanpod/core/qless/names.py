@@ -1,0 +1,49 @@
+"""The qless names of engine things: qless state names of engine job states, the qless
+timer kinds, and the keys of qless's named WAL states. A leaf: every qless module may
+import it."""
+
+from __future__ import annotations
+
+from beanpod.core.job import Job, JobState
+from beanpod.core.qless.ext import qext
+
+LOCK_DUE = 20  # timer kind: a qless lock expired (target: the job)
+# 21 was RECUR_DUE (recurring children are now spawned lazily by pop and peek)
+SCHED_DUE = 22  # timer kind: a scheduled qless job is due to wait (target: the job)
+
+# Named WAL states (STATE records, docs/wal.md): one per config override and per worker.
+CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
+WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
+WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
+STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
+
+# qless state names of engine states (docs/qless.md has the mapping).
+QLESS_STATE = {
+    JobState.READY: "waiting",
+    JobState.DELAYED: "scheduled",
+    JobState.RESERVED: "running",
+    JobState.BURIED: "failed",
+    JobState.DEPENDS: "depends",
+    JobState.COMPLETE: "complete",
+    JobState.RECUR: "recur",
+}
+
+
+def worker_of(job: Job) -> str:
+    ext = qext(job)
+    return "" if ext is None else ext.worker
+
+
+def state_name(job: Job) -> str:
+    """The qless name of `job`'s state: a job put back by `timeout` and not handed out
+    since is 'stalled' (waiting first in its queue), as in qless; a job waiting for a
+    throttle lock is 'throttled' (held by the engine like a depends job)."""
+    if job.state is JobState.READY:
+        ext = qext(job)
+        if ext is not None and 0 < ext.timed_out == job.reserves:
+            return "stalled"
+    elif job.state is JobState.DEPENDS:
+        ext = qext(job)
+        if ext is not None and ext.throttled_on:
+            return "throttled"
+    return QLESS_STATE[job.state]
