@@ -33,14 +33,28 @@ SESSIONS = 4
 
 
 class NullTransport:
+    """What a session asks of its transport, answering nothing."""
+
     def write(self, data: bytes) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return default
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
         pass
 
     def close(self) -> None:
         pass
 
 
-async def _work(kind: str, batches: int, fill: int) -> None:
+async def _work(kind: str, batches: int, fill: int) -> None:  # noqa: C901 - one script: each kind's setup in line
     """The measured workload (run under cachegrind)."""
     from beanpod.server import gc_policy
     from beanpod.server.app import App

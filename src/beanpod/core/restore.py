@@ -102,7 +102,7 @@ class Restorer:
         self.shared: dict[int, int] = {}
         self.created = 0
 
-    def fold(self, file: int, records: Iterable[tuple[int, bytes]]) -> int:
+    def fold(self, file: int, records: Iterable[tuple[int, bytes]]) -> int:  # noqa: C901 - the replay's one inner loop (a call per record costs seconds at 1M jobs)
         """Fold raw (offset, payload) records of segment `file`; return how many.
 
         The replay's inner loop, so it is one function with its lookups bound once: puts
