@@ -14,7 +14,7 @@ import pytest
 
 from tests.differential.qless_core import shim
 from tests.differential.qless_core.beanpod_server import HOST, ServerSupply
-from tests.differential.qless_core.suite import listed_differences, suite_dir
+from tests.differential.qless_core.suite import LISTED, NOT_APPLICABLE, suite_dir, table
 
 REDIS_SERVER = shutil.which("redis-server")
 
@@ -30,18 +30,21 @@ def _control_missing() -> str | None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    listed = listed_differences()
+    listed, not_applicable = table(LISTED), table(NOT_APPLICABLE)
     missing = _control_missing()
     for item in items:
         case = getattr(item, "cls", None)
         core_file = getattr(case, "qless_core_file", None)
         if case is None or core_file is None:
             continue
-        if case.__name__.startswith("Redis") and missing:
+        on_redis = case.__name__.startswith("Redis")
+        name = f"{core_file}::{case.__name__.removeprefix('Redis' if on_redis else 'Beanpod')}"
+        name += f"::{item.name}"
+        if name in not_applicable:
+            item.add_marker(pytest.mark.skip(reason=f"not applicable: {not_applicable[name]}"))
+        elif on_redis and missing:
             item.add_marker(pytest.mark.skip(reason=missing))
-            continue
-        name = f"{core_file}::{case.__name__.removeprefix('Beanpod')}::{item.name}"
-        if case.__name__.startswith("Beanpod") and name in listed:
+        elif not on_redis and name in listed:
             item.add_marker(pytest.mark.xfail(strict=True, reason=listed[name]))
 
 
