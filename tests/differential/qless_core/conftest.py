@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.differential.qless_core import shim
 from tests.differential.qless_core.beanpod_server import HOST, ServerSupply
 from tests.differential.qless_core.suite import LISTED, NOT_APPLICABLE, suite_dir, table
 
@@ -79,6 +78,8 @@ def _redis() -> Iterator[str | None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def qless_core_servers(monkeypatch_session: pytest.MonkeyPatch) -> Iterator[None]:
+    from tests.differential.qless_core import shim  # needs redis-py: only when it runs
+
     suite = suite_dir()
     shim.core_dir = None if suite is None else suite.parent
     shim.supply = ServerSupply()
