@@ -145,3 +145,15 @@ def test_events_on_every_channel(manual: Qless) -> None:
     assert read["messages"][3]["data"] == (
         '{"jid":"j","queue":"q","event":"canceled","worker":"w"}'
     )  # qless-core's key order
+
+
+def test_deep_json_inside_a_string_or_a_beanstalkd_body(real: Qless) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    put = json.dumps({"fn": "put", "args": ["w", "q", "deep-s", "K", deep, 0]}).encode()
+    assert real.send(put).startswith(b'QLESS_ERROR Put(): Arg "data" not JSON')
+    log = json.dumps({"fn": "log", "args": ["deep-s", "m", deep]}).encode()
+    assert real.send(log) == b"QLESS_ERROR Log(): Arg 'data' is not a JSON object\r\n"
+    body = deep.encode()
+    job_id = real.raw.cmd(b"use deep-tube\r\nput 0 0 60 %d\r\n%s\r\n" % (len(body), body), 2)
+    jid = job_id.split(b"INSERTED ")[1].strip().decode()
+    assert real.call("get", jid)["data"] == json.dumps(deep)  # a body that is no JSON

@@ -102,6 +102,8 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
         return error(exc.message)
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         return error(f"{fn}(): bad arguments: {exc}")
+    except RecursionError:  # a value nested too deeply to re-encode
+        return error(f"{fn}(): bad arguments: nested too deeply")
     finally:
         q.caller = None
 
