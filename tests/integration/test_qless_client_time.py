@@ -157,3 +157,19 @@ def test_deep_json_inside_a_string_or_a_beanstalkd_body(real: Qless) -> None:
     job_id = real.raw.cmd(b"use deep-tube\r\nput 0 0 60 %d\r\n%s\r\n" % (len(body), body), 2)
     jid = job_id.split(b"INSERTED ")[1].strip().decode()
     assert real.call("get", jid)["data"] == json.dumps(deep)  # a body that is no JSON
+
+
+def test_a_parked_poll_on_every_channel_hears_any_publish(manual: Qless) -> None:
+    cursor = manual.call("events", "*", now=0)["cursor"]
+    body = json.dumps({"fn": "events", "args": ["*", cursor, 30, 10]}).encode()
+    manual.raw.send(b"qless %d\r\n%s\r\n" % (len(body), body))  # parks: nothing yet
+    other = Qless(manual.raw.sock.getpeername()[1])
+    try:
+        while b"current-waiting: 1\n" not in other.raw.cmd(b"stats\r\n"):
+            pass  # until the poll is parked
+        other.call("put", "w", "q", "j", "K", "{}", 0)
+    finally:
+        other.close()
+    reply = manual.raw.reply()
+    messages = json.loads(reply.split(b"\r\n", 1)[1][:-2])["messages"]
+    assert [(m["channel"], json.loads(m["data"])["event"]) for m in messages] == [("log", "put")]
