@@ -37,6 +37,11 @@ def _import_suite(directory: Path) -> list[Any]:
     sys.path.insert(0, str(directory))
     try:
         return [importlib.import_module(p.stem) for p in sorted(directory.glob("test_*.py"))]
+    except SyntaxError as exc:
+        raise RuntimeError(
+            f"{exc.filename} is still Python 2: convert QLESS_CORE_DIR with lib2to3 first "
+            "(docs/qless.md, Running qless-core's suite)"
+        ) from exc
     finally:
         sys.path.remove(str(directory))
 
