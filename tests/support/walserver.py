@@ -13,6 +13,8 @@ from tests.support.wire_client import RawClient
 
 
 class FakeClock:
+    manual = False  # a real clock as the server sees it (loop timers are armed)
+
     def __init__(self, now: int) -> None:
         self.ms = now
 
