@@ -173,3 +173,25 @@ def test_a_parked_poll_on_every_channel_hears_any_publish(manual: Qless) -> None
     reply = manual.raw.reply()
     messages = json.loads(reply.split(b"\r\n", 1)[1][:-2])["messages"]
     assert [(m["channel"], json.loads(m["data"])["event"]) for m in messages] == [("log", "put")]
+
+
+def _strict(reply: bytes) -> Any:
+    """The reply's JSON, refusing `Infinity`/`NaN` as a non-Python client would."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(reply.split(b"\r\n", 1)[1][:-2], parse_constant=refuse)
+
+
+def test_non_finite_values_are_kept_as_text_so_replies_stay_json(real: Qless) -> None:
+    real.send(b'{"fn": "config.set", "args": ["odd", Infinity]}')
+    try:
+        assert _strict(real.send(b'{"fn": "config.get", "args": ["odd"]}')) == "Infinity"
+    finally:
+        real.call("config.unset", "odd")
+    real.call("put", "w", "q", "text-j", "K", "{}", 0)
+    real.send(b'{"fn": "log", "args": ["text-j", "m", {"x": NaN, "y": 1e400}]}')
+    job = _strict(real.send(b'{"fn": "get", "args": ["text-j"]}'))
+    assert job["history"][-1]["x"] == "NaN" and job["history"][-1]["y"] == "1e400"
+    real.call("cancel", "text-j")
