@@ -52,3 +52,24 @@ def test_recurring_child_keeps_its_rank_across_kill_9(tmp_path: Path) -> None:
     # the child was due when the template was made: behind the job waiting before it,
     # ahead of the job put after the restart (qless-core scores it by its due time)
     assert order == ["waiting-before", "r-1", "put-after"]
+
+
+def test_known_queues_survive_kill_9_until_forgotten(tmp_path: Path) -> None:
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            c.queues["emptied"].put("K", {}, jid="moved")
+            c.call("put", "w", "kept", "moved", "K", "{}", 0)  # "emptied" has no job now
+            c.queues["gone"].put("K", {}, jid="x")
+            c.call("cancel", "x")
+            c.call("queue.forget", "gone")
+            before = c.call("queues")
+    finally:
+        server.kill()
+    assert [q["name"] for q in before] == ["emptied", "kept"]
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            assert c.call("queues") == before
+    finally:
+        server.stop()

@@ -15,6 +15,7 @@ prefix back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -23,6 +24,7 @@ from typing import Any
 import redis
 
 from tests.differential.qless_core.beanpod_server import HOST, BeanpodServer, ServerSupply
+from tests.differential.qless_core.restart_check import snapshot
 
 # qless-core's functions that answer cjson text; cjson prints an empty array as `{}` (a
 # Lua table cannot tell), so their results are shown as cjson would print the same value.
@@ -93,6 +95,7 @@ class BeanpodRecorder:
         self._server: BeanpodServer | None = None
         self._wire: Wire | None = None
         self._cursor: int | None = None
+        self._latest = 0.0  # the latest `now` sent: the server's clock
         self.log: list[dict[str, str]] = []
 
     def _connection(self) -> Wire:
@@ -117,6 +120,8 @@ class BeanpodRecorder:
         body: dict[str, Any] = {"fn": sent[0]} if sent else {}
         if len(sent) > 1:
             body["now"] = sent[1]
+            with contextlib.suppress(TypeError, ValueError):
+                self._latest = max(self._latest, float(sent[1]))  # where the clock is
         body["args"] = sent[2:]
         result = self._connection().request(body)
         if body.get("fn") in CJSON:
@@ -129,12 +134,25 @@ class BeanpodRecorder:
         return result
 
     def flush(self) -> None:
+        if self._wire is not None and self._server is not None and self._server.wal:
+            self._check_restart(self._wire, self._server)
         if self._wire is not None:
             self._wire.close()
             self._wire = None
         if self._server is not None:
             self._server.stop()
             self._server = None
+        self._latest = 0.0
+
+    def _check_restart(self, wire: Wire, server: BeanpodServer) -> None:
+        """QLESS_CORE_WAL=1: the same state after kill -9 and a restart on the log."""
+        before = snapshot(wire, self._latest)
+        wire.close()
+        server.crash()
+        self._server = BeanpodServer(server.wal, self._latest)
+        self._wire = Wire(self._server.port)
+        after = snapshot(self._wire, self._latest)
+        assert after == before, f"after kill -9 and restart:\n{after}\nbefore:\n{before}"
 
     def __enter__(self) -> BeanpodRecorder:
         self.log = []

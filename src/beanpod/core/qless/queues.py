@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.expiry import completed_jids
+from beanpod.core.qless.store import QUEUE_STATE
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless, QueueInfo
@@ -61,6 +62,7 @@ def forget(q: Qless, names: list[str]) -> None:
         info = q.queues.pop(name, None)
         if info is not None:
             q.engine.unref(info.tube)
+            q.save_state(QUEUE_STATE + name, None)
 
 
 def length(q: Qless, now: int, name: str) -> int:

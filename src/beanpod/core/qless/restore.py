@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
-from beanpod.core.qless.store import CONFIG_STATE, STATS_STATE, WORKER_STATE
+from beanpod.core.qless.store import (
+    CONFIG_STATE,
+    QUEUE_STATE,
+    STATS_STATE,
+    WORKER_STATE,
+    QueueInfo,
+)
 from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 
 if TYPE_CHECKING:
@@ -24,6 +30,14 @@ if TYPE_CHECKING:
 
 def reattach(q: Qless, now: int) -> int:
     """Index every qless job and template the engine holds; return how many."""
+    q.restoring = True
+    try:
+        return _reattach(q, now)
+    finally:
+        q.restoring = False
+
+
+def _reattach(q: Qless, now: int) -> int:
     _states(q)
     found = 0
     jobs = list(q.engine.jobs.values())
@@ -65,6 +79,9 @@ def _states(q: Qless) -> None:
     for day, queue, raw in sorted(bins):
         q.stats.load(queue, day, json.loads(raw))
     q.flush_stats()  # bins past stats-history were dropped: forget their records
+    for key, raw in sorted(journal.states(QUEUE_STATE).items()):
+        name = key[len(QUEUE_STATE) :]
+        q.queues[name] = QueueInfo(name, q.engine, int(json.loads(raw)))
     for key, raw in journal.states(THROTTLE_STATE).items():
         settings = json.loads(raw)
         t = q.throttles[key[len(THROTTLE_STATE) :]] = Throttle(key[len(THROTTLE_STATE) :])

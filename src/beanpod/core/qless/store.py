@@ -40,6 +40,7 @@ CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
 WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
 WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
 STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
+QUEUE_STATE = "qless.queue/"  # + name; value: first-seen engine ms (until queue.forget)
 
 # qless state names of engine states (docs/qless.md has the mapping).
 QLESS_STATE = {
@@ -93,6 +94,7 @@ class Qless:
         self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
         self.caller: Conn | None = None  # the connection whose command is running (events)
         self.now = 0  # the latest `now` an operation ran at (for engine hooks)
+        self.restoring = False  # reattaching after a WAL restore: nothing new to journal
         self.timeline = Timeline()  # ready keys of past instants (recurring children)
         self._install()
 
@@ -135,6 +137,8 @@ class Qless:
         if info is None:
             check_queue_name(name)
             info = self.queues[name] = QueueInfo(name, self.engine, self.now)
+            if not self.restoring:  # known until queue.forget, as in qless-core
+                self.save_state(QUEUE_STATE + name, self.now)
         return info
 
     def conn_for(self, worker: str) -> Conn:
