@@ -73,3 +73,23 @@ def test_known_queues_survive_kill_9_until_forgotten(tmp_path: Path) -> None:
             assert c.call("queues") == before
     finally:
         server.stop()
+
+
+def test_a_completed_job_forgets_its_released_dependents_across_kill_9(tmp_path: Path) -> None:
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            c.call("put", "w", "q", "first", "K", "{}", 0)
+            c.call("put", "w", "q", "then", "K", "{}", 0, "depends", ["first"])
+            c.call("pop", "q", "w", 1)
+            c.call("complete", "first", "w", "q")
+            before = c.call("multiget", "first", "then")
+    finally:
+        server.kill()
+    assert before[0]["dependents"] == [] and before[1]["state"] == "waiting"
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            assert c.call("multiget", "first", "then") == before
+    finally:
+        server.stop()

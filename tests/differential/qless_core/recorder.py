@@ -152,7 +152,9 @@ class BeanpodRecorder:
         self._server = BeanpodServer(server.wal, self._latest)
         self._wire = Wire(self._server.port)
         after = snapshot(self._wire, self._latest)
-        assert after == before, f"after kill -9 and restart:\n{after}\nbefore:\n{before}"
+        changed = {key: (before[key], after.get(key)) for key in before
+                   if after.get(key) != before[key]}  # fmt: skip
+        assert not changed, f"after kill -9 and restart (before, after): {changed}"
 
     def __enter__(self) -> BeanpodRecorder:
         self.log = []
