@@ -93,3 +93,24 @@ def test_a_completed_job_forgets_its_released_dependents_across_kill_9(tmp_path:
             assert c.call("multiget", "first", "then") == before
     finally:
         server.stop()
+
+
+def test_tracked_jobs_since_gone_are_still_listed_after_kill_9(tmp_path: Path) -> None:
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            for jid in ("kept", "gone", "dropped"):
+                c.call("put", "w", "q", jid, "K", "{}", 0)
+                c.call("track", "track", jid)
+            c.call("track", "untrack", "dropped")
+            c.call("cancel", "gone")
+            before = c.call("track")
+    finally:
+        server.kill()
+    assert [j["jid"] for j in before["jobs"]] == ["kept"] and before["expired"] == ["gone"]
+    server = _serve(tmp_path)
+    try:
+        with Client(port=server.port, worker_name="w") as c:
+            assert c.call("track") == before
+    finally:
+        server.stop()

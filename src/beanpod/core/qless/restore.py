@@ -19,6 +19,7 @@ from beanpod.core.qless.store import (
     CONFIG_STATE,
     QUEUE_STATE,
     STATS_STATE,
+    TRACK_STATE,
     WORKER_STATE,
     QueueInfo,
 )
@@ -79,6 +80,9 @@ def _states(q: Qless) -> None:
     for day, queue, raw in sorted(bins):
         q.stats.load(queue, day, json.loads(raw))
     q.flush_stats()  # bins past stats-history were dropped: forget their records
+    marks = [(int(json.loads(raw)), key[len(TRACK_STATE) :])
+             for key, raw in journal.states(TRACK_STATE).items()]  # fmt: skip
+    q.tracked.update((jid, None) for _, jid in sorted(marks))
     for key, raw in sorted(journal.states(QUEUE_STATE).items()):
         name = key[len(QUEUE_STATE) :]
         q.queues[name] = QueueInfo(name, q.engine, int(json.loads(raw)))
