@@ -134,8 +134,13 @@ class BeanpodRecorder:
         return result
 
     def flush(self) -> None:
-        if self._wire is not None and self._server is not None and self._server.wal:
-            self._check_restart(self._wire, self._server)
+        try:
+            if self._wire is not None and self._server is not None and self._server.wal:
+                self._check_restart(self._wire, self._server)
+        finally:  # the next test gets a fresh server even when the check failed
+            self._drop_server()
+
+    def _drop_server(self) -> None:
         if self._wire is not None:
             self._wire.close()
             self._wire = None

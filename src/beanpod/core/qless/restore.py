@@ -18,6 +18,7 @@ from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.store import (
     CONFIG_STATE,
     QUEUE_STATE,
+    REGISTRY_STATE,
     STATS_STATE,
     TRACK_STATE,
     WORKER_STATE,
@@ -39,7 +40,7 @@ def reattach(q: Qless, now: int) -> int:
 
 
 def _reattach(q: Qless, now: int) -> int:
-    _states(q)
+    registry = _states(q)
     found = 0
     jobs = list(q.engine.jobs.values())
     for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
@@ -51,7 +52,7 @@ def _reattach(q: Qless, now: int) -> int:
         if isinstance(ext, RecurExt):
             _template(q, job, ext)
         elif isinstance(ext, QlessExt):
-            _job(q, job, ext, now)
+            _job(q, job, ext, now, registry)
         else:
             continue
         found += 1
@@ -60,14 +61,16 @@ def _reattach(q: Qless, now: int) -> int:
     return found
 
 
-def _states(q: Qless) -> None:
-    """Config overrides and worker last-seen times, as the log last recorded them."""
+def _states(q: Qless) -> bool:
+    """Config overrides and worker last-seen times, as the log last recorded them; True
+    if the log holds a worker registry (then it says who is registered)."""
     journal = q.engine.journal
     if journal is None:
-        return
+        return False
     for key, raw in journal.states(CONFIG_STATE).items():
         q.config.set(key[len(CONFIG_STATE) :], json.loads(raw))
     q.stats.history_days = int(q.config.number("stats-history", 30))
+    q.registry_logged = bool(journal.states(REGISTRY_STATE))
     seen = [(int(json.loads(raw)), key[len(WORKER_STATE) :])
             for key, raw in journal.states(WORKER_STATE).items()]  # fmt: skip
     for when, name in sorted(seen):
@@ -90,6 +93,7 @@ def _states(q: Qless) -> None:
         settings = json.loads(raw)
         t = q.throttles[key[len(THROTTLE_STATE) :]] = Throttle(key[len(THROTTLE_STATE) :])
         t.maximum, t.expires = int(settings["maximum"]), int(settings["expires"])
+    return q.registry_logged
 
 
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
@@ -99,7 +103,7 @@ def _template(q: Qless, job: Job, ext: RecurExt) -> None:
     q.queue(ext.queue).recurring[ext.jid] = job
 
 
-def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
+def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
     ext.job = job
     q.jobs[ext.jid] = job
     tags.index(q, ext.jid, ext.tags)
@@ -112,7 +116,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
     moves.retube(q, job, ext.queue)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
-        if worker not in q.workers:
+        if not registry and worker not in q.workers:  # a log from before the registry
             q.touch_worker(worker, now)
         expires = ext.expires
         moves.lock(q, job, worker, now)

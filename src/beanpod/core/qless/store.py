@@ -39,6 +39,7 @@ SCHED_DUE = 22  # timer kind: a scheduled qless job is due to wait (target: the 
 CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
 WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
 WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
+REGISTRY_STATE = "qless.registry"  # written with the first worker: the log has a registry
 STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
 QUEUE_STATE = "qless.queue/"  # + name; value: first-seen engine ms (until queue.forget)
 TRACK_STATE = "qless.tracked/"  # + jid; value: engine ms when tracked (kept once it is gone)
@@ -96,6 +97,7 @@ class Qless:
         self.caller: Conn | None = None  # the connection whose command is running (events)
         self.now = 0  # the latest `now` an operation ran at (for engine hooks)
         self.restoring = False  # reattaching after a WAL restore: nothing new to journal
+        self.registry_logged = False  # the log holds REGISTRY_STATE
         self.timeline = Timeline()  # ready keys of past instants (recurring children)
         self._install()
 
@@ -167,6 +169,9 @@ class Qless:
             if saved is None or now - saved >= WORKER_SAVE_MS:
                 self.worker_saved[worker] = now
                 self.save_state(WORKER_STATE + worker, now)
+                if not self.registry_logged:  # a restore then trusts the registry
+                    self.registry_logged = True
+                    self.save_state(REGISTRY_STATE, 1)
 
     def forget_worker(self, worker: str) -> None:
         """Drop `worker` from the registry (deregistered, or not seen for too long)."""
