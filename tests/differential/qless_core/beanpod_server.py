@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,20 +24,25 @@ HOST = "127.0.0.1"
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 5.0
 SPARES = 2
+WAL = os.environ.get("QLESS_CORE_WAL") == "1"
 LISTENING = re.compile(rb"listening on 127\.0\.0\.1:(\d+) \(beanstalkd protocol\)")
 
 
 class BeanpodServer:
     """One server process on an ephemeral port; its output goes to a temporary file."""
 
-    def __init__(self) -> None:
+    def __init__(self, wal: str | None = None, start: float = 0) -> None:
+        """A fresh server; or, given `wal`, one restarted on that log at `start` s."""
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        # QLESS_CORE_WAL=1: each server keeps a write-ahead log (every call also writes it)
+        self.wal = wal or (tempfile.mkdtemp(prefix="qless-core-wal-") if WAL else None)
         env = dict(os.environ)
         src = str(REPO_ROOT / "src")
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "beanpod", "serve", "-l", HOST, "-p", "0",
-             "--workq-port", "0", "--clock", "manual:0"],
+             "--workq-port", "0", "--clock", f"manual:{start!r}",
+             *(["-b", self.wal, "-s", "65536"] if self.wal else [])],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip
         self.port = self._wait_listening()
@@ -58,6 +64,13 @@ class BeanpodServer:
         self.stop()
         raise RuntimeError(f"beanpod serve did not start:\n{self.output()}")
 
+    def crash(self) -> None:
+        """kill -9 (its log directory stays, for a restart)."""
+        self.proc.kill()
+        self.proc.wait(timeout=STOP_TIMEOUT)
+        with contextlib.suppress(OSError):
+            self.log.close()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -68,6 +81,8 @@ class BeanpodServer:
                 self.proc.wait(timeout=STOP_TIMEOUT)
         with contextlib.suppress(OSError):
             self.log.close()
+        if self.wal is not None:
+            shutil.rmtree(self.wal, ignore_errors=True)
 
 
 class ServerSupply:

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.differential.qless_core import shim
 from tests.differential.qless_core.beanpod_server import HOST, ServerSupply
-from tests.differential.qless_core.suite import listed_differences, suite_dir
+from tests.differential.qless_core.suite import LISTED, NOT_APPLICABLE, suite_dir, table
 
 REDIS_SERVER = shutil.which("redis-server")
 
@@ -25,23 +24,26 @@ def _control_missing() -> str | None:
     if REDIS_SERVER is None:
         return "redis-server is not installed (apt-get install redis-server): no control run"
     if suite is None or not (suite.parent / "qless.lua").is_file():
-        return "qless.lua is missing beside QLESS_CORE_DIR (run `make qless.lua` there)"
+        return "qless.lua is missing beside QLESS_CORE_DIR (built by qless-core's Makefile)"
     return None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    listed = listed_differences()
+    listed, not_applicable = table(LISTED), table(NOT_APPLICABLE)
     missing = _control_missing()
     for item in items:
         case = getattr(item, "cls", None)
         core_file = getattr(case, "qless_core_file", None)
         if case is None or core_file is None:
             continue
-        if case.__name__.startswith("Redis") and missing:
+        on_redis = case.__name__.startswith("Redis")
+        name = f"{core_file}::{case.__name__.removeprefix('Redis' if on_redis else 'Beanpod')}"
+        name += f"::{item.name}"
+        if name in not_applicable:
+            item.add_marker(pytest.mark.skip(reason=f"not applicable: {not_applicable[name]}"))
+        elif on_redis and missing:
             item.add_marker(pytest.mark.skip(reason=missing))
-            continue
-        name = f"{core_file}::{case.__name__.removeprefix('Beanpod')}::{item.name}"
-        if case.__name__.startswith("Beanpod") and name in listed:
+        elif not on_redis and name in listed:
             item.add_marker(pytest.mark.xfail(strict=True, reason=listed[name]))
 
 
@@ -76,6 +78,8 @@ def _redis() -> Iterator[str | None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def qless_core_servers(monkeypatch_session: pytest.MonkeyPatch) -> Iterator[None]:
+    from tests.differential.qless_core import shim  # needs redis-py: only when it runs
+
     suite = suite_dir()
     shim.core_dir = None if suite is None else suite.parent
     shim.supply = ServerSupply()

@@ -5,14 +5,17 @@ qless-core's tests call `self.lua(command, now, *args)`; the recorder sends that
 `beanpod serve --clock manual:0` (the request's `now` moves the server's clock), and
 turns a `QLESS_ERROR` into the `redis.ResponseError` the tests expect from Redis.
 Arguments get qless-core's recorder's transform (dicts and lists as JSON text) and the
-result its decoding (a string holding JSON is decoded). `with recorder:` captures what
-was published meanwhile, as Redis's `psubscribe *` does, by reading beanpod's `events`
-on every channel (`*`); channel names get Redis's `ql:` prefix back.
+result its decoding (a string holding JSON is decoded); where qless-core answers cjson
+text, an empty array reads `{}` as cjson prints it (nothing else is translated).
+`with recorder:` captures what was published meanwhile, as Redis's `psubscribe *` does,
+by reading beanpod's `events` on every channel (`*`); channel names get Redis's `ql:`
+prefix back.
 `flush()` (the tests' tearDown) swaps the server for a fresh one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -21,19 +24,24 @@ from typing import Any
 import redis
 
 from tests.differential.qless_core.beanpod_server import HOST, BeanpodServer, ServerSupply
+from tests.differential.qless_core.restart_check import snapshot
 
-# Diagnosis only (QLESS_CORE_AS_CORE=1): show beanpod's results with its two documented
-# differences in form undone (empty arrays as cjson's `{}`; without the qless fork's
-# `throttles` and `throttled` fields), to see which listed tests differ in nothing else.
+# qless-core's functions that answer cjson text; cjson prints an empty array as `{}` (a
+# Lua table cannot tell), so their results are shown as cjson would print the same value.
+CJSON = frozenset({"get", "multiget", "config.get", "queues", "failed", "workers", "track",
+                   "tag", "stats", "peek", "pop", "recur.get"})  # fmt: skip
+# Diagnosis only (QLESS_CORE_AS_CORE=1): also drop the qless fork's `throttles` and
+# `throttled` fields, to see which listed tests differ in nothing else.
 AS_CORE = os.environ.get("QLESS_CORE_AS_CORE") == "1"
-FORK_FIELDS = ("throttles", "throttled")
+FORK_FIELDS = ("throttles", "throttled") if AS_CORE else ()
 
 
-def _as_core(value: Any) -> Any:
+def as_cjson(value: Any) -> Any:
+    """`value` as qless-core's tests read cjson's text of it: empty arrays are `{}`."""
     if isinstance(value, list):
-        return [_as_core(v) for v in value] if value else {}
+        return [as_cjson(v) for v in value] if value else {}
     if isinstance(value, dict):
-        return {k: _as_core(v) for k, v in value.items() if k not in FORK_FIELDS}
+        return {k: as_cjson(v) for k, v in value.items() if k not in FORK_FIELDS}
     return value
 
 
@@ -87,6 +95,7 @@ class BeanpodRecorder:
         self._server: BeanpodServer | None = None
         self._wire: Wire | None = None
         self._cursor: int | None = None
+        self._latest = 0.0  # the latest `now` sent: the server's clock
         self.log: list[dict[str, str]] = []
 
     def _connection(self) -> Wire:
@@ -111,10 +120,12 @@ class BeanpodRecorder:
         body: dict[str, Any] = {"fn": sent[0]} if sent else {}
         if len(sent) > 1:
             body["now"] = sent[1]
+            with contextlib.suppress(TypeError, ValueError):
+                self._latest = max(self._latest, float(sent[1]))  # where the clock is
         body["args"] = sent[2:]
         result = self._connection().request(body)
-        if AS_CORE:
-            result = _as_core(result)
+        if body.get("fn") in CJSON:
+            return as_cjson(result)
         if isinstance(result, str):  # qless-core's functions return JSON as text
             try:
                 return json.loads(result)
@@ -123,12 +134,32 @@ class BeanpodRecorder:
         return result
 
     def flush(self) -> None:
+        try:
+            if self._wire is not None and self._server is not None and self._server.wal:
+                self._check_restart(self._wire, self._server)
+        finally:  # the next test gets a fresh server even when the check failed
+            self._drop_server()
+
+    def _drop_server(self) -> None:
         if self._wire is not None:
             self._wire.close()
             self._wire = None
         if self._server is not None:
             self._server.stop()
             self._server = None
+        self._latest = 0.0
+
+    def _check_restart(self, wire: Wire, server: BeanpodServer) -> None:
+        """QLESS_CORE_WAL=1: the same state after kill -9 and a restart on the log."""
+        before = snapshot(wire, self._latest)
+        wire.close()
+        server.crash()
+        self._server = BeanpodServer(server.wal, self._latest)
+        self._wire = Wire(self._server.port)
+        after = snapshot(self._wire, self._latest)
+        changed = {key: (before[key], after.get(key)) for key in before
+                   if after.get(key) != before[key]}  # fmt: skip
+        assert not changed, f"after kill -9 and restart (before, after): {changed}"
 
     def __enter__(self) -> BeanpodRecorder:
         self.log = []

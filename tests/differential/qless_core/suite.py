@@ -1,7 +1,8 @@
 """Where qless-core's suite is, and which of its tests beanpod deliberately fails.
 
-The list lives in one place, docs/qless.md's table under "Deliberate differences from
-qless-core's suite": rows `| test_file.py::TestClass::test_name | reason |`.
+The lists live in one place, docs/qless.md: the tables under "Deliberate differences
+from qless-core's suite" and "Tests of qless-core's suite that do not apply", rows
+`| `test_file.py::TestClass::test_name` | reason |`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import re
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "qless.md"
-SECTION = "### Deliberate differences from qless-core's suite"
+LISTED = "### Deliberate differences from qless-core's suite"  # xfail (strict) on beanpod
+NOT_APPLICABLE = "### Tests of qless-core's suite that do not apply"  # skipped on both
 ROW = re.compile(r"^\|\s*`(test_\w+\.py::\w+::\w+)`\s*\|\s*(.+?)\s*\|\s*$")
 
 
@@ -24,13 +26,13 @@ def suite_dir() -> Path | None:
     return directory if (directory / "common.py").is_file() else None
 
 
-def listed_differences(docs: Path = DOCS) -> dict[str, str]:
-    """{"test_job.py::TestJob::test_x": reason} from the docs table."""
-    listed: dict[str, str] = {}
+def table(section: str, docs: Path = DOCS) -> dict[str, str]:
+    """{"test_job.py::TestJob::test_x": reason} from the table under `section`."""
+    rows: dict[str, str] = {}
     inside = False
     for line in docs.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
-            inside = line.strip() == SECTION
+            inside = line.strip() == section
         elif inside and (row := ROW.match(line)):
-            listed[row.group(1)] = row.group(2)
-    return listed
+            rows[row.group(1)] = row.group(2)
+    return rows

@@ -37,6 +37,11 @@ def _import_suite(directory: Path) -> list[Any]:
     sys.path.insert(0, str(directory))
     try:
         return [importlib.import_module(p.stem) for p in sorted(directory.glob("test_*.py"))]
+    except SyntaxError as exc:
+        raise RuntimeError(
+            f"{exc.filename} is still Python 2: convert QLESS_CORE_DIR with lib2to3 first "
+            "(docs/qless.md, Running qless-core's suite)"
+        ) from exc
     finally:
         sys.path.remove(str(directory))
 
@@ -54,10 +59,17 @@ def _variant(case: type[unittest.TestCase], target: str) -> type[unittest.TestCa
     return made
 
 
-for _module in _import_suite(SUITE):
-    for _name, _case in vars(_module).items():
-        if (isinstance(_case, type) and issubclass(_case, unittest.TestCase)
-                and _case.__module__ == _module.__name__):  # fmt: skip
-            for _target in (shim.BEANPOD, shim.REDIS):
-                _made = _variant(_case, _target)
-                globals()[_made.__name__] = _made
+def _variants(directory: Path) -> dict[str, type[unittest.TestCase]]:
+    """Both variants of every test class of the suite, by name."""
+    made: dict[str, type[unittest.TestCase]] = {}
+    for module in _import_suite(directory):
+        for case in vars(module).values():
+            if (isinstance(case, type) and issubclass(case, unittest.TestCase)
+                    and case.__module__ == module.__name__):  # fmt: skip
+                for target in (shim.BEANPOD, shim.REDIS):
+                    variant = _variant(case, target)
+                    made[variant.__name__] = variant
+    return made
+
+
+globals().update(_variants(SUITE))

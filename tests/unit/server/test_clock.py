@@ -39,3 +39,13 @@ def test_make_clock_names() -> None:
     assert type(make_clock("real")) is Clock
     with pytest.raises(ValueError, match="unknown clock"):
         make_clock("fast")
+
+
+def test_a_manual_clock_may_start_at_a_given_second() -> None:
+    assert make_clock("manual:0").now() == 0
+    assert make_clock("manual:1700000000.5").now() == 1_700_000_000_500
+    for bad in ("manual:", "manual:x", "manual:-1", "manual:inf", "manual:nan"):
+        with pytest.raises(ValueError, match="starts at seconds"):
+            make_clock(bad)
+    with pytest.raises(ValueError, match="unknown clock"):
+        make_clock("real:0")

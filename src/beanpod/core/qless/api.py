@@ -291,7 +291,7 @@ def _log(q: Qless, now: int, a: Args) -> Any:
     if isinstance(data, str):  # JSON text, as qless-core takes it
         try:
             data = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise QlessError("Log(): Arg 'data' is not a JSON object") from None
     history.log(q, now, jid, message, data)
     return True

@@ -79,7 +79,7 @@ class Args:
         if isinstance(value, str):
             try:
                 json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested too deeply is no JSON either
                 raise self._error(name, "not JSON", value) from None
             return value
         return json.dumps(value, separators=(",", ":"))
@@ -89,7 +89,7 @@ class Args:
         if isinstance(value, str):
             try:
                 value = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested too deeply is no JSON either
                 raise self._error(name, "not JSON", value) from None
         if not isinstance(value, list) or not all(_textual(v) for v in value):
             raise self._error(name, "not a JSON array of strings", value)

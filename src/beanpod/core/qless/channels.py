@@ -63,8 +63,13 @@ class Channels:
     def publish(self, channel: str, data: str) -> None:
         self.seq += 1
         self.buffer.append((self.seq, channel, data))
-        waiting = {**self.polls.pop(channel, {}), **self.polls.pop(ANY, {})}
-        for poll in waiting.values():
+        if not self.polls:  # nobody is parked: the usual case
+            return
+        waiting = self.polls.pop(channel, None)
+        everything = self.polls.pop(ANY, None)
+        if everything is not None:
+            waiting = everything if waiting is None else {**waiting, **everything}
+        for poll in () if waiting is None else waiting.values():
             self.withdraw(poll)
             if poll.alive():
                 poll.answer(self.read(poll.channels, poll.cursor, poll.count))

@@ -62,6 +62,8 @@ def release_dependents(q: Qless, job: Job, now: int) -> None:
         if not other_ext.dependencies and state_name(other) == "depends":
             _unblock(q, other, now)
         q.save(other)
+    if dependents:  # its own record lists them no more (a completed job is kept)
+        q.save(job)
 
 
 def _unblock(q: Qless, job: Job, now: int) -> None:

@@ -21,7 +21,8 @@ from beanpod.core.qless.put import set_data
 from beanpod.core.qless.view import seconds
 
 if TYPE_CHECKING:
-    from beanpod.core.qless.store import Qless, QueueInfo
+    from beanpod.core.qless.queue_info import QueueInfo
+    from beanpod.core.qless.store import Qless
 
 
 def lock_due(q: Qless, job: Job, now: int) -> None:

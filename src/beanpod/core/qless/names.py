@@ -16,6 +16,9 @@ CONFIG_STATE = "qless.config/"  # + key; value: the override as JSON
 WORKER_STATE = "qless.worker/"  # + name; value: last-seen engine ms as JSON
 WORKER_SAVE_MS = 60_000  # a worker's last-seen is journalled at most once a minute
 STATS_STATE = "qless.stats/"  # + day (days since the epoch) + "/" + queue; value: the bin
+REGISTRY_STATE = "qless.registry"  # written with the first worker: the log has a registry
+QUEUE_STATE = "qless.queue/"  # + name; value: first-seen engine ms (until queue.forget)
+TRACK_STATE = "qless.tracked/"  # + jid; value: engine ms when tracked (kept once it is gone)
 
 # qless state names of engine states (docs/qless.md has the mapping).
 QLESS_STATE = {

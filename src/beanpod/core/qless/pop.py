@@ -19,7 +19,8 @@ from beanpod.core.qless.ext import qext
 from beanpod.core.qless.view import job_view
 
 if TYPE_CHECKING:
-    from beanpod.core.qless.store import Qless, QueueInfo
+    from beanpod.core.qless.queue_info import QueueInfo
+    from beanpod.core.qless.store import Qless
 
 ORDERS = ("ordered", "round-robin")
 

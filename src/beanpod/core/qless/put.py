@@ -115,6 +115,7 @@ def _move(
     moves.detach(q, job)
     if opts.tags is not None:
         tags.set_tags(q, job, opts.tags, now)
+    tags.stamp(q, ext.jid, ext.tags, now)
     if opts.priority is not None:
         ext.priority = opts.priority
     if opts.retries is not None:

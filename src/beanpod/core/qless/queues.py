@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.expiry import completed_jids
+from beanpod.core.qless.names import QUEUE_STATE
 
 if TYPE_CHECKING:
-    from beanpod.core.qless.store import Qless, QueueInfo
+    from beanpod.core.qless.queue_info import QueueInfo
+    from beanpod.core.qless.store import Qless
 
 PAUSE_MS = (2**32 - 1) * 1000  # "until unpaused": beanstalkd's longest pause
 STATES = ("running", "stalled", "scheduled", "depends", "recurring", "waiting", "complete",
@@ -61,6 +63,7 @@ def forget(q: Qless, names: list[str]) -> None:
         info = q.queues.pop(name, None)
         if info is not None:
             q.engine.unref(info.tube)
+            q.save_state(QUEUE_STATE + name, None)
 
 
 def length(q: Qless, now: int, name: str) -> int:

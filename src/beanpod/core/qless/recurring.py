@@ -16,7 +16,8 @@ from beanpod.core.qless.ext import RecurExt, rext
 from beanpod.core.qless.view import recur_view
 
 if TYPE_CHECKING:
-    from beanpod.core.qless.store import Qless, QueueInfo
+    from beanpod.core.qless.queue_info import QueueInfo
+    from beanpod.core.qless.store import Qless
 
 UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog")
 

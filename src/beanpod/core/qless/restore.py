@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 from beanpod.core.job import Job, JobState, move, restarting
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
-from beanpod.core.qless.names import CONFIG_STATE, STATS_STATE, WORKER_STATE
+from beanpod.core.qless.names import (
+    CONFIG_STATE,
+    QUEUE_STATE,
+    REGISTRY_STATE,
+    STATS_STATE,
+    TRACK_STATE,
+    WORKER_STATE,
+)
+from beanpod.core.qless.queue_info import QueueInfo
 from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 
 if TYPE_CHECKING:
@@ -24,7 +32,15 @@ if TYPE_CHECKING:
 
 def reattach(q: Qless, now: int) -> int:
     """Index every qless job and template the engine holds; return how many."""
-    _states(q)
+    q.restoring = True
+    try:
+        return _reattach(q, now)
+    finally:
+        q.restoring = False
+
+
+def _reattach(q: Qless, now: int) -> int:
+    registry = _states(q)
     found = 0
     jobs = [job for job in q.engine.jobs.values() if job.ext is not None]  # one fast pass
     for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
@@ -37,7 +53,7 @@ def reattach(q: Qless, now: int) -> int:
             if isinstance(ext, RecurExt):
                 _template(q, job, ext)
             elif isinstance(ext, QlessExt):
-                _job(q, job, ext, now)
+                _job(q, job, ext, now, registry)
             else:
                 continue
             found += 1
@@ -46,14 +62,16 @@ def reattach(q: Qless, now: int) -> int:
     return found
 
 
-def _states(q: Qless) -> None:
-    """Config overrides and worker last-seen times, as the log last recorded them."""
+def _states(q: Qless) -> bool:
+    """Config overrides and worker last-seen times, as the log last recorded them; True
+    if the log holds a worker registry (then it says who is registered)."""
     journal = q.engine.journal
     if journal is None:
-        return
+        return False
     for key, raw in journal.states(CONFIG_STATE).items():
         q.config.set(key[len(CONFIG_STATE) :], json.loads(raw))
     q.stats.history_days = int(q.config.number("stats-history", 30))
+    q.registry_logged = bool(journal.states(REGISTRY_STATE))
     seen = [(int(json.loads(raw)), key[len(WORKER_STATE) :])
             for key, raw in journal.states(WORKER_STATE).items()]  # fmt: skip
     for when, name in sorted(seen):
@@ -66,10 +84,17 @@ def _states(q: Qless) -> None:
     for day, queue, raw in sorted(bins):
         q.stats.load(queue, day, json.loads(raw))
     q.flush_stats()  # bins past stats-history were dropped: forget their records
+    marks = [(int(json.loads(raw)), key[len(TRACK_STATE) :])
+             for key, raw in journal.states(TRACK_STATE).items()]  # fmt: skip
+    q.tracked.update((jid, None) for _, jid in sorted(marks))
+    for key, raw in sorted(journal.states(QUEUE_STATE).items()):
+        name = key[len(QUEUE_STATE) :]
+        q.queues[name] = QueueInfo(name, q.engine, int(json.loads(raw)))
     for key, raw in journal.states(THROTTLE_STATE).items():
         settings = json.loads(raw)
         t = q.throttles[key[len(THROTTLE_STATE) :]] = Throttle(key[len(THROTTLE_STATE) :])
         t.maximum, t.expires = int(settings["maximum"]), int(settings["expires"])
+    return q.registry_logged
 
 
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
@@ -79,7 +104,7 @@ def _template(q: Qless, job: Job, ext: RecurExt) -> None:
     q.queue(ext.queue).recurring[ext.jid] = job
 
 
-def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
+def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
     ext.job = job
     q.jobs[ext.jid] = job
     tags.index(q, ext.jid, ext.tags)
@@ -92,7 +117,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int) -> None:
     moves.retube(q, job, ext.queue)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
-        if worker not in q.workers:
+        if not registry and worker not in q.workers:  # a log from before the registry
             q.touch_worker(worker, now)
         expires = ext.expires
         moves.lock(q, job, worker, now)

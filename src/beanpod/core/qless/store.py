@@ -26,11 +26,14 @@ from beanpod.core.qless.history import append as append_history
 from beanpod.core.qless.names import (
     CONFIG_STATE,
     LOCK_DUE,
+    QUEUE_STATE,
+    REGISTRY_STATE,
     SCHED_DUE,
     STATS_STATE,
     WORKER_SAVE_MS,
     WORKER_STATE,
 )
+from beanpod.core.qless.queue_info import QueueInfo
 from beanpod.core.qless.stats import Stats
 from beanpod.core.qless.throttles import Throttle
 from beanpod.core.qless.timeline import Timeline
@@ -41,25 +44,6 @@ if TYPE_CHECKING:
     from beanpod.core.engine import Engine
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()")
-
-
-class QueueInfo:
-    """A known qless queue: holds a reference on its tube so the tube (and a pause)
-    outlives its jobs, plus the qless-only sets of the queue."""
-
-    __slots__ = ("depends", "name", "recurring", "running", "since", "stalled", "throttled",
-                 "tube")  # fmt: skip
-
-    def __init__(self, name: str, engine: Engine, since: int = 0) -> None:
-        self.name = name
-        self.since = since  # first seen (ms), the order `queues` lists them in
-        self.tube = engine.tube(name)
-        self.tube.refs += 1
-        self.running: dict[int, Job] = {}  # held by qless workers
-        self.stalled: OrderedDict[int, Job] = OrderedDict()  # expired locks, expiry order
-        self.depends: dict[str, Job] = {}
-        self.recurring: dict[str, Job] = {}
-        self.throttled: dict[str, Job] = {}  # waiting for a throttle lock (throttles.py)
 
 
 class Qless:
@@ -81,6 +65,8 @@ class Qless:
         self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
         self.caller: Conn | None = None  # the connection whose command is running (events)
         self.now = 0  # the latest `now` an operation ran at (for engine hooks)
+        self.restoring = False  # reattaching after a WAL restore: nothing new to journal
+        self.registry_logged = False  # the log holds REGISTRY_STATE
         self.timeline = Timeline()  # ready keys of past instants (recurring children)
         self._install()
 
@@ -121,6 +107,8 @@ class Qless:
         if info is None:
             check_queue_name(name)
             info = self.queues[name] = QueueInfo(name, self.engine, self.now)
+            if not self.restoring:  # known until queue.forget, as in qless-core
+                self.save_state(QUEUE_STATE + name, self.now)
         return info
 
     def conn_for(self, worker: str) -> Conn:
@@ -146,6 +134,9 @@ class Qless:
             if saved is None or now - saved >= WORKER_SAVE_MS:
                 self.worker_saved[worker] = now
                 self.save_state(WORKER_STATE + worker, now)
+                if not self.registry_logged:  # a restore then trusts the registry
+                    self.registry_logged = True
+                    self.save_state(REGISTRY_STATE, 1)
 
     def forget_worker(self, worker: str) -> None:
         """Drop `worker` from the registry (deregistered, or not seen for too long)."""

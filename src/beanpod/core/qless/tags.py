@@ -18,6 +18,14 @@ def index(q: Qless, jid: str, tags: list[str], now: int = 0) -> None:
         q.tags.setdefault(tag, {}).setdefault(jid, now)
 
 
+def stamp(q: Qless, jid: str, tags: list[str], now: int) -> None:
+    """qless-core re-scores a job's tags at `now` when it is put again or tagged again."""
+    for tag in tags:
+        jids = q.tags.get(tag)
+        if jids is not None and jid in jids:
+            jids[jid] = now
+
+
 def unindex(q: Qless, jid: str, tags: list[str]) -> None:
     for tag in tags:
         jids = q.tags.get(tag)
@@ -40,6 +48,7 @@ def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
     job, ext = moves.adopt_required(q, "Tag", jid)
     set_tags(q, job, [*ext.tags, *tags], now)
+    stamp(q, jid, tags, now)
     q.save(job)
     return list(ext.tags)
 

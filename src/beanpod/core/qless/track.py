@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless import moves
 from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.names import TRACK_STATE
 from beanpod.core.qless.view import job_view
 
 if TYPE_CHECKING:
@@ -18,9 +19,11 @@ def track(q: Qless, now: int, command: str, jid: str) -> bool:
     if command == "track":
         ext.tracked = True
         q.tracked[ext.jid] = None
+        q.save_state(TRACK_STATE + ext.jid, now)  # listed as expired once the job is gone
     elif command == "untrack":
         ext.tracked = False
         q.tracked.pop(ext.jid, None)
+        q.save_state(TRACK_STATE + ext.jid, None)
     else:
         raise QlessError(f"Track(): Unknown action {command!r}")
     q.channels.publish(command, ext.jid)

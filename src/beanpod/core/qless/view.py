@@ -31,7 +31,7 @@ def data_text(job: Job) -> str:
     try:
         text = job.body.decode()
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON (or nested too deeply to check)
         return json.dumps(job.body.decode("utf-8", "replace"))
     return text
 

@@ -32,7 +32,7 @@ def _locks(q: Qless, name: str, now: int) -> tuple[list[str], list[str]]:
 
 
 def workers(q: Qless, now: int, name: str | None = None) -> Any:
-    """workers() -> [{name, jobs, stalled}] most recent first; workers(name) ->
+    """workers() -> [{name, jobs, stalled}] latest seen first; workers(name) ->
     {jobs: [jid], stalled: [jid]}."""
     q.at(now)
     _prune(q, now)
@@ -40,7 +40,9 @@ def workers(q: Qless, now: int, name: str | None = None) -> Any:
         live, stalled = _locks(q, name, now)
         return {"jobs": live, "stalled": stalled}
     listing = []
-    for worker in reversed(q.workers):
+    # qless-core's zrevrange: latest seen first, ties in reverse byte order
+    latest = sorted(q.workers, key=lambda w: (q.workers[w], w.encode()), reverse=True)
+    for worker in latest:
         live, stalled = _locks(q, worker, now)
         listing.append({"name": worker, "jobs": len(live), "stalled": len(stalled)})
     return listing

@@ -20,6 +20,7 @@ client is answered TIMED_OUT, as a parked reserve is.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from beanpod.core.qless import Qless, QlessError
@@ -52,7 +53,7 @@ def _request(body: bytes) -> tuple[str, list[Any], int | None]:
     """(fn, args, the client's `now` in ms or None). A body nested too deep to parse
     is malformed like any other (RecursionError is not a ValueError)."""
     try:
-        request = json.loads(body)
+        request = json.loads(body, parse_constant=str, parse_float=_float_or_text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     if not isinstance(request, dict) or not isinstance(request.get("fn"), str):
@@ -61,6 +62,15 @@ def _request(body: bytes) -> tuple[str, list[Any], int | None]:
     if not isinstance(args, list):
         raise ValueError('"args" must be a list')
     return request["fn"], args, _client_now(request.get("now"))
+
+
+def _float_or_text(text: str) -> float | str:
+    """A JSON number too large for a float (1e400), like `Infinity` and `NaN`, stays
+    text, as every argument is text to qless-core: where a number belongs it is refused
+    with qless's bad-argument error, and a stored value (config, data) keeps it as text,
+    so no reply ever carries a non-JSON `Infinity`."""
+    value = float(text)
+    return value if math.isfinite(value) else text
 
 
 def _client_now(now: Any) -> int | None:
@@ -107,6 +117,8 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
         return error(exc.message)
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         return error(f"{fn}(): bad arguments: {exc}")
+    except RecursionError:  # a value nested too deeply to re-encode
+        return error(f"{fn}(): bad arguments: nested too deeply")
     finally:
         q.caller = None
 

@@ -25,3 +25,11 @@ def test_expiry_heartbeat_and_deregister(lua: Lua) -> None:
     lua("pop", 201, "q", "other", 1)
     lua("worker.deregister", 201, "other")
     assert lua("workers", 201) == []
+
+
+def test_workers_seen_at_the_same_time_list_in_reverse_byte_order(lua: Lua) -> None:
+    # as qless-core's zrevrange lists them (checked against qless.lua on Redis)
+    for worker in ("another", "worker", "zed", "bob"):
+        lua("pop", 0, "q", worker, 1)
+    lua("pop", 1, "q", "amy", 1)
+    assert [w["name"] for w in lua("workers", 1)] == ["amy", "zed", "worker", "bob", "another"]
