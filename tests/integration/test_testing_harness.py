@@ -55,17 +55,61 @@ def test_the_clock_ends_a_pause(server: BeanpodServer, client: greenstalk.Client
     assert client.reserve(timeout=0).body == "x"
 
 
-def test_the_clock_wakes_a_waiting_reserve(
+def reserve_in_thread(client: greenstalk.Client[str]) -> tuple[threading.Thread, list[object]]:
+    """A worker blocked in `reserve`; its outcome (job or exception) lands in the list."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(client.reserve())
+        except greenstalk.Error as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def wait_for_waiting(server: BeanpodServer, tube: str = "default") -> None:
+    for _ in range(10_000):
+        view = server.tube(tube)
+        if view is not None and view.waiting:
+            return
+        time.sleep(0.001)
+    raise AssertionError("the worker never started waiting")
+
+
+def test_the_clock_wakes_a_waiting_reserve_with_deadline_soon(
     server: BeanpodServer, client: greenstalk.Client[str]
 ) -> None:
-    with pytest.raises(greenstalk.TimedOutError):
-        client.put("later", delay=10)
-        waiting = threading.Thread(target=server.clock.advance, args=(9,))
-        waiting.start()
-        waiting.join()
-        client.reserve(timeout=0)  # one second early
-    server.clock.advance(1)
-    assert client.reserve(timeout=0).body == "later"
+    client.put("slow", ttr=5)
+    client.reserve(timeout=0)
+    thread, outcome = reserve_in_thread(client)
+    wait_for_waiting(server)
+    server.clock.advance(4)  # one second before the TTR ends
+    thread.join(10)
+    assert [type(each) for each in outcome] == [greenstalk.DeadlineSoonError]
+
+
+def test_the_clock_hands_a_delayed_job_to_a_waiting_reserve(
+    server: BeanpodServer, client: greenstalk.Client[str]
+) -> None:
+    client.put("later", delay=10)
+    thread, outcome = reserve_in_thread(client)
+    wait_for_waiting(server)
+    server.clock.advance(9.999)
+    assert outcome == []
+    server.clock.advance(0.001)
+    thread.join(10)
+    assert [getattr(each, "body", each) for each in outcome] == ["later"]
+
+
+def test_added_latency_answers_held_requests_before_a_half_close(server: BeanpodServer) -> None:
+    server.latency = 0.01
+    with socket.create_connection(server.address) as sock:
+        sock.sendall(b"use a\r\n")
+        sock.shutdown(socket.SHUT_WR)
+        assert sock.makefile("rb").read() == b"USING a\r\n"
 
 
 def test_the_clock_expires_workq_jobs() -> None:

@@ -124,7 +124,7 @@ class BeanpodServer(assertions.Assertions):
     def _new_app(self) -> App:
         config = ServerConfig(
             address=HOST, port=0, max_job_size=self._max_job_size, use_uvloop=False,
-            binlog_dir=self._wal, workq_port=None, fsync_ms=0,
+            binlog_dir=self._wal, workq_port=None, no_fsync=True,  # restart() flushes
             clock="manual" if self._clock.manual else "real",
         )  # fmt: skip
         app = App(config, clock=self._clock)

@@ -122,6 +122,14 @@ class BeanstalkdServer:
     def drop_connections(self) -> None:
         beanpod_only("drop_connections()")
 
+    @property
+    def latency(self) -> float:
+        beanpod_only("added latency")
+
+    @latency.setter
+    def latency(self, seconds: float) -> None:
+        beanpod_only("added latency")
+
     def _alive(self) -> None:
         if self.stopped:
             raise ServerStopped("this beanstalkd test server has stopped")
