@@ -97,10 +97,15 @@ def test_markers_give_a_test_its_own_server(pytester: pytest.Pytester) -> None:
             assert beanpod_server.jobs() == []
             other = beanpod_server_factory(clock="real")
             assert other.port != beanpod_server.port
+
+        @pytest.mark.beanpod(unix=True)
+        def test_a_fresh_server_of_its_own(beanpod_fresh_server, beanpod_server):
+            assert beanpod_fresh_server.unix_path is not None
+            assert beanpod_fresh_server.port != beanpod_server.port
         """
     )
     result = pytester.runpytest_subprocess(*plugin_args(), "-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_the_guides_example_module_passes(pytester: pytest.Pytester) -> None:
