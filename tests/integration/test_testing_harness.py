@@ -15,6 +15,7 @@ import pytest
 
 from beanpod.client import qless, workq
 from beanpod.client.workq_proto import NotFound
+from beanpod.server.startup import StartupError
 from beanpod.testing import BeanpodServer, RealClockError, ServerStopped, UnknownTube
 
 
@@ -291,3 +292,13 @@ def test_the_clock_expires_qless_locks_and_spawns_recurring_jobs(server: Beanpod
         assert len(a.queues["r"].pop(5)) == 1
         server.clock.advance(120)
         assert len(a.queues["r"].pop(5)) == 2
+
+
+def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    server = BeanpodServer(wal=not_a_dir)
+    with pytest.raises(StartupError, match=str(not_a_dir)):
+        server.start()
+    assert server.stopped
+    assert not [t for t in threading.enumerate() if t.name == "beanpod-test-server"]
