@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import greenstalk
@@ -121,6 +122,15 @@ def test_the_clock_expires_workq_jobs() -> None:
         server.clock.advance(60)
         with pytest.raises(NotFound):
             c.inspect_job(job_id)
+
+
+def test_the_clock_makes_scheduled_workq_jobs_ready() -> None:
+    with BeanpodServer(workq=True) as server, workq.Client(("127.0.0.1", server.workq_port)) as c:
+        at = datetime.fromtimestamp(server.clock.now_ms() // 1000 + 120, UTC)
+        c.schedule(uuid.uuid4().hex, "q", ttr=1000, ttl=60_000, time=at, payload=b"p")
+        assert len(c.inspect_scheduled_jobs("q")) == 1 and c.inspect_jobs("q") == []
+        server.clock.advance(120)
+        assert len(c.inspect_jobs("q")) == 1
 
 
 def test_inspection_sees_every_state(server: BeanpodServer, client: greenstalk.Client[str]) -> None:
