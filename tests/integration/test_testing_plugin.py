@@ -24,8 +24,9 @@ def plugin_args() -> list[str]:
 
 @pytest.fixture
 def sample(pytester: pytest.Pytester) -> pytest.Pytester:
-    for name in ("shop.py", "test_shop.py"):
-        pytester.makepyfile(**{name[:-3]: (SAMPLE / name).read_text()})
+    pytester.makepyfile(
+        shop=(SAMPLE / "shop.py").read_text(), test_shop=(SAMPLE / "shop_tests.py").read_text()
+    )
     return pytester
 
 
