@@ -3,6 +3,7 @@ faults and bad use, each over a real client connection."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import threading
 import time
@@ -17,7 +18,13 @@ import pytest
 from beanpod.client import qless, workq
 from beanpod.client.workq_proto import NotFound
 from beanpod.server.startup import StartupError
-from beanpod.testing import BeanpodServer, RealClockError, ServerStopped, UnknownTube
+from beanpod.testing import (
+    BeanpodServer,
+    BeanstalkdServer,
+    RealClockError,
+    ServerStopped,
+    UnknownTube,
+)
 
 
 @pytest.fixture
@@ -312,3 +319,15 @@ def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path: Path) 
         server.start()
     assert server.stopped
     assert not [t for t in threading.enumerate() if t.name == "beanpod-test-server"]
+
+
+def test_the_beanstalkd_target_speaks_for_a_real_beanstalkd() -> None:
+    if shutil.which("beanstalkd") is None:
+        pytest.skip("no beanstalkd on PATH")
+    with BeanstalkdServer() as server, greenstalk.Client(server.socket()) as c:
+        assert c.put("x") == 1
+        with pytest.raises(pytest.skip.Exception, match="BEANPOD_TEST_TARGET=beanstalkd"):
+            server.jobs()  # under pytest a skip (outside it, NotSupported)
+        server.reset()
+    with pytest.raises(ConnectionError):
+        greenstalk.Client(server.address)  # stopped with the block

@@ -82,7 +82,7 @@ class BeanstalkdServer:
             self._proc = None
 
     def __enter__(self) -> BeanstalkdServer:
-        return self
+        return self if self._proc is not None else self.start()
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
