@@ -5,6 +5,7 @@ fixtures, against beanpod and (BEANPOD_TEST_TARGET=beanstalkd) a real beanstalkd
 from __future__ import annotations
 
 import shutil
+import tomllib
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -118,5 +119,5 @@ def test_the_guides_example_module_passes(pytester: pytest.Pytester) -> None:
 
 
 def test_the_package_registers_the_plugin() -> None:
-    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
-    assert f'[project.entry-points.pytest11]\nbeanpod = "{PLUGIN}"' in pyproject
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert pyproject["project"]["entry-points"]["pytest11"] == {"beanpod": PLUGIN}
