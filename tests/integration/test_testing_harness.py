@@ -321,11 +321,15 @@ def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path: Path) 
     assert not [t for t in threading.enumerate() if t.name == "beanpod-test-server"]
 
 
-def test_the_beanstalkd_target_speaks_for_a_real_beanstalkd() -> None:
+def test_the_beanstalkd_target_speaks_for_a_real_beanstalkd(tmp_path: Path) -> None:
     if shutil.which("beanstalkd") is None:
         pytest.skip("no beanstalkd on PATH")
-    with BeanstalkdServer() as server, greenstalk.Client(server.socket()) as c:
-        assert c.put("x") == 1
+    with BeanstalkdServer(wal=tmp_path / "wal") as server:
+        with greenstalk.Client(server.socket()) as c:
+            assert c.put("x") == 1
+        server.restart()
+        with greenstalk.Client(server.address) as c:
+            assert c.peek_ready().body == "x"  # beanstalkd's own binlog brought it back
         with pytest.raises(pytest.skip.Exception, match="BEANPOD_TEST_TARGET=beanstalkd"):
             server.jobs()  # under pytest a skip (outside it, NotSupported)
         server.reset()

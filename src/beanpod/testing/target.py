@@ -63,6 +63,7 @@ class BeanstalkdServer:
                                     f"(set {BINARY_ENV} to its path)")  # fmt: skip
         self._argv = [found, "-l", HOST, "-z", str(max_job_size)]
         if wal is not None:
+            Path(wal).mkdir(parents=True, exist_ok=True)  # beanpod makes it; beanstalkd wants it
             self._argv += ["-b", str(wal)]
         self.host, self.port, self.workq_port = HOST, _free_port(), 0
         self.unix_path: str | None = None
