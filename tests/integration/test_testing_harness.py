@@ -3,6 +3,7 @@ faults and bad use, each over a real client connection."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 import socket
 import threading
@@ -17,6 +18,7 @@ import pytest
 
 from beanpod.client import qless, workq
 from beanpod.client.workq_proto import NotFound
+from beanpod.server.app import App
 from beanpod.server.startup import StartupError
 from beanpod.testing import (
     BeanpodServer,
@@ -335,3 +337,13 @@ def test_the_beanstalkd_target_speaks_for_a_real_beanstalkd(tmp_path: Path) -> N
         server.reset()
     with pytest.raises(ConnectionError):
         greenstalk.Client(server.address)  # stopped with the block
+
+
+def test_a_reset_lets_the_old_server_go_on_a_real_clock() -> None:
+    with BeanpodServer(clock="real") as server:
+        server.put("an hour away", delay=3600)  # arms a loop timer on the real clock
+        gc.collect()
+        before = sum(isinstance(each, App) for each in gc.get_objects())
+        server.reset()
+        gc.collect()
+        assert sum(isinstance(each, App) for each in gc.get_objects()) == before

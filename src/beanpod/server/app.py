@@ -107,6 +107,12 @@ class App:
         log.error("cannot write the event log under %s: %s (%d events dropped so far)",
                   self.config.events_dir, exc, dropped)  # fmt: skip
 
+    def cancel_timer(self) -> None:
+        """An app being replaced (the test harness's reset) must not tick on."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
+
     def _tick(self) -> None:
         self._timer = None
         self._timer_at = None

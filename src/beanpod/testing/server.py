@@ -155,10 +155,12 @@ class BeanpodServer(assertions.Assertions):
         self._app = self._new_app()
 
     async def _retire(self, app: App) -> None:
-        """Close the app's connections (their reserved jobs go back) and its WAL."""
+        """Close the app's connections (their reserved jobs go back) and its WAL; its
+        timer is cancelled (a real clock's would keep the old app alive)."""
         if app.wal is not None:
             await close_wal(app.wal, app.sessions)
         await _close_sessions(app)
+        app.cancel_timer()  # last: a closing connection re-arms it
 
     async def _close(self) -> None:
         for listener in self._listeners:
