@@ -3,6 +3,7 @@ faults and bad use, each over a real client connection."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import shutil
 import socket
@@ -347,3 +348,15 @@ def test_a_reset_lets_the_old_server_go_on_a_real_clock() -> None:
         server.reset()
         gc.collect()
         assert sum(isinstance(each, App) for each in gc.get_objects()) == before
+
+
+def test_an_asyncio_client_over_the_in_process_socket(server: BeanpodServer) -> None:
+    async def talk() -> bytes:
+        reader, writer = await asyncio.open_connection(sock=server.socket())
+        writer.write(b"put 0 0 60 2\r\nhi\r\n")
+        reply = await reader.readline()
+        writer.close()
+        await writer.wait_closed()
+        return reply
+
+    assert asyncio.run(talk()) == b"INSERTED 1\r\n"
