@@ -7,6 +7,8 @@ import asyncio
 import gc
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -360,3 +362,18 @@ def test_an_asyncio_client_over_the_in_process_socket(server: BeanpodServer) -> 
         return reply
 
     assert asyncio.run(talk()) == b"INSERTED 1\r\n"
+
+
+def test_a_worker_in_another_process_uses_the_server(server: BeanpodServer) -> None:
+    server.put("for the worker", tube="jobs")
+    worker = (
+        "import sys, greenstalk\n"
+        "with greenstalk.Client(('127.0.0.1', int(sys.argv[1])), watch='jobs') as c:\n"
+        "    job = c.reserve(timeout=0)\n"
+        "    c.delete(job)\n"
+        "    print(job.body)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", worker, str(server.port)],
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert done.stdout == "for the worker\n"
+    server.assert_tube_empty("jobs")
