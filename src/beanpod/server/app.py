@@ -8,18 +8,17 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
 from beanpod.core.workq import Workq
-from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
-from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.info import ProcessInfo
 from beanpod.server.startup import (
@@ -31,7 +30,11 @@ from beanpod.server.startup import (
     listener_error,
 )
 from beanpod.server.workq_session import WorkqSession
-from beanpod.storage.segments import FileIO
+
+if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
+    from beanpod.events.writer import EventWriter
+    from beanpod.server.durability import Durability
+    from beanpod.storage.segments import FileIO
 
 log = logging.getLogger("beanpod")
 EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a minute
@@ -64,6 +67,8 @@ class App:
         self._events_flush_due = False
         self._events_error_at = -EVENT_ERROR_EVERY_MS  # when the last write failure was told
         if config.events_dir is not None:
+            from beanpod.events.writer import EventWriter
+
             self.events = EventWriter(config.events_dir)
             self.info.events = self.events
             self.engine.events = self.events
@@ -197,6 +202,8 @@ class App:
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
+            from beanpod.server.durability import open_wal
+
             try:
                 self.wal = open_wal(self.engine, self.config, self.clock.now(), self.wal_io)
             except OSError as exc:
@@ -219,6 +226,8 @@ class App:
         for server in self.servers:
             server.close()
         if self.wal is not None:  # flush and fsync; held replies go out first
+            from beanpod.server.durability import close_wal
+
             await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):
             if session.transport is not None:

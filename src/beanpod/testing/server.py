@@ -25,7 +25,6 @@ from beanpod.server.app import App
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock
 from beanpod.server.config import ServerConfig
-from beanpod.server.durability import close_wal
 from beanpod.server.workq_session import WorkqSession
 from beanpod.testing import assertions
 from beanpod.testing.clock import REAL, VIRTUAL, TestClock
@@ -158,6 +157,8 @@ class BeanpodServer(assertions.Assertions):
         """Close the app's connections (their reserved jobs go back) and its WAL; its
         timer is cancelled (a real clock's would keep the old app alive)."""
         if app.wal is not None:
+            from beanpod.server.durability import close_wal  # loaded with the WAL
+
             await close_wal(app.wal, app.sessions)
         await _close_sessions(app)
         app.cancel_timer()  # last: a closing connection re-arms it
