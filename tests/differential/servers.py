@@ -3,7 +3,9 @@
 Every server runs as a child process bound to 127.0.0.1 on a free port.  Readiness
 is detected by looking for the listening socket in ``/proc/net/tcp`` so that no
 probe connection is made: a probe would show up in ``total-connections``.  Where
-``/proc`` is not available a probe connection is used instead.
+``/proc`` is not available a probe connection is used instead.  beanpod listens
+before it has loaded, so it is ready once it also logs `listening on HOST:PORT`
+(a session's short reply timeouts must not include its start-up).
 
 Processes are stopped by their own pid: ``terminate()``, then ``kill()`` after a
 timeout.
@@ -233,6 +235,11 @@ class Server:
             f"{self.kind} did not listen on port {self.port} within {START_TIMEOUT}s; "
             f"output:\n{self.output()}"
         )
+
+    def _serving(self) -> bool:
+        """beanpod opens its port before it has loaded (so early clients are not
+        refused); it serves once it logs that it listens. beanstalkd serves at once."""
+        return self.kind != "beanpod" or f"listening on {HOST}:{self.port}" in self.output()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

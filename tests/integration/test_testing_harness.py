@@ -3,11 +3,17 @@ faults and bad use, each over a real client connection."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import greenstalk
@@ -15,7 +21,15 @@ import pytest
 
 from beanpod.client import qless, workq
 from beanpod.client.workq_proto import NotFound
-from beanpod.testing import BeanpodServer, RealClockError, ServerStopped, UnknownTube
+from beanpod.server.app import App
+from beanpod.server.startup import StartupError
+from beanpod.testing import (
+    BeanpodServer,
+    BeanstalkdServer,
+    RealClockError,
+    ServerStopped,
+    UnknownTube,
+)
 
 
 @pytest.fixture
@@ -55,17 +69,61 @@ def test_the_clock_ends_a_pause(server: BeanpodServer, client: greenstalk.Client
     assert client.reserve(timeout=0).body == "x"
 
 
-def test_the_clock_wakes_a_waiting_reserve(
+def reserve_in_thread(client: greenstalk.Client[str]) -> tuple[threading.Thread, list[object]]:
+    """A worker blocked in `reserve`; its outcome (job or exception) lands in the list."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(client.reserve())
+        except greenstalk.Error as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def wait_for_waiting(server: BeanpodServer, tube: str = "default") -> None:
+    for _ in range(10_000):
+        view = server.tube(tube)
+        if view is not None and view.waiting:
+            return
+        time.sleep(0.001)
+    raise AssertionError("the worker never started waiting")
+
+
+def test_the_clock_wakes_a_waiting_reserve_with_deadline_soon(
     server: BeanpodServer, client: greenstalk.Client[str]
 ) -> None:
-    with pytest.raises(greenstalk.TimedOutError):
-        client.put("later", delay=10)
-        waiting = threading.Thread(target=server.clock.advance, args=(9,))
-        waiting.start()
-        waiting.join()
-        client.reserve(timeout=0)  # one second early
-    server.clock.advance(1)
-    assert client.reserve(timeout=0).body == "later"
+    client.put("slow", ttr=5)
+    client.reserve(timeout=0)
+    thread, outcome = reserve_in_thread(client)
+    wait_for_waiting(server)
+    server.clock.advance(4)  # one second before the TTR ends
+    thread.join(10)
+    assert [type(each) for each in outcome] == [greenstalk.DeadlineSoonError]
+
+
+def test_the_clock_hands_a_delayed_job_to_a_waiting_reserve(
+    server: BeanpodServer, client: greenstalk.Client[str]
+) -> None:
+    client.put("later", delay=10)
+    thread, outcome = reserve_in_thread(client)
+    wait_for_waiting(server)
+    server.clock.advance(9.999)
+    assert outcome == []
+    server.clock.advance(0.001)
+    thread.join(10)
+    assert [getattr(each, "body", each) for each in outcome] == ["later"]
+
+
+def test_added_latency_answers_held_requests_before_a_half_close(server: BeanpodServer) -> None:
+    server.latency = 0.01
+    with socket.create_connection(server.address) as sock:
+        sock.sendall(b"use a\r\n")
+        sock.shutdown(socket.SHUT_WR)
+        assert sock.makefile("rb").read() == b"USING a\r\n"
 
 
 def test_the_clock_expires_workq_jobs() -> None:
@@ -76,6 +134,15 @@ def test_the_clock_expires_workq_jobs() -> None:
         server.clock.advance(60)
         with pytest.raises(NotFound):
             c.inspect_job(job_id)
+
+
+def test_the_clock_makes_scheduled_workq_jobs_ready() -> None:
+    with BeanpodServer(workq=True) as server, workq.Client(("127.0.0.1", server.workq_port)) as c:
+        at = datetime.fromtimestamp(server.clock.now_ms() // 1000 + 120, UTC)
+        c.schedule(uuid.uuid4().hex, "q", ttr=1000, ttl=60_000, time=at, payload=b"p")
+        assert len(c.inspect_scheduled_jobs("q")) == 1 and c.inspect_jobs("q") == []
+        server.clock.advance(120)
+        assert len(c.inspect_jobs("q")) == 1
 
 
 def test_inspection_sees_every_state(server: BeanpodServer, client: greenstalk.Client[str]) -> None:
@@ -247,3 +314,66 @@ def test_the_clock_expires_qless_locks_and_spawns_recurring_jobs(server: Beanpod
         assert len(a.queues["r"].pop(5)) == 1
         server.clock.advance(120)
         assert len(a.queues["r"].pop(5)) == 2
+
+
+def test_a_start_that_fails_says_why_and_leaves_nothing_running(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    server = BeanpodServer(wal=not_a_dir)
+    with pytest.raises(StartupError, match=str(not_a_dir)):
+        server.start()
+    assert server.stopped
+    assert not [t for t in threading.enumerate() if t.name == "beanpod-test-server"]
+
+
+def test_the_beanstalkd_target_speaks_for_a_real_beanstalkd(tmp_path: Path) -> None:
+    if shutil.which("beanstalkd") is None:
+        pytest.skip("no beanstalkd on PATH")
+    with BeanstalkdServer(wal=tmp_path / "wal") as server:
+        with greenstalk.Client(server.socket()) as c:
+            assert c.put("x") == 1
+        server.restart()
+        with greenstalk.Client(server.address) as c:
+            assert c.peek_ready().body == "x"  # beanstalkd's own binlog brought it back
+        with pytest.raises(pytest.skip.Exception, match="BEANPOD_TEST_TARGET=beanstalkd"):
+            server.jobs()  # under pytest a skip (outside it, NotSupported)
+        server.reset()
+    with pytest.raises(ConnectionError):
+        greenstalk.Client(server.address)  # stopped with the block
+
+
+def test_a_reset_lets_the_old_server_go_on_a_real_clock() -> None:
+    with BeanpodServer(clock="real") as server:
+        server.put("an hour away", delay=3600)  # arms a loop timer on the real clock
+        gc.collect()
+        before = sum(isinstance(each, App) for each in gc.get_objects())
+        server.reset()
+        gc.collect()
+        assert sum(isinstance(each, App) for each in gc.get_objects()) == before
+
+
+def test_an_asyncio_client_over_the_in_process_socket(server: BeanpodServer) -> None:
+    async def talk() -> bytes:
+        reader, writer = await asyncio.open_connection(sock=server.socket())
+        writer.write(b"put 0 0 60 2\r\nhi\r\n")
+        reply = await reader.readline()
+        writer.close()
+        await writer.wait_closed()
+        return reply
+
+    assert asyncio.run(talk()) == b"INSERTED 1\r\n"
+
+
+def test_a_worker_in_another_process_uses_the_server(server: BeanpodServer) -> None:
+    server.put("for the worker", tube="jobs")
+    worker = (
+        "import sys, greenstalk\n"
+        "with greenstalk.Client(('127.0.0.1', int(sys.argv[1])), watch='jobs') as c:\n"
+        "    job = c.reserve(timeout=0)\n"
+        "    c.delete(job)\n"
+        "    print(job.body)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", worker, str(server.port)],
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert done.stdout == "for the worker\n"
+    server.assert_tube_empty("jobs")

@@ -5,6 +5,7 @@ fixtures, against beanpod and (BEANPOD_TEST_TARGET=beanstalkd) a real beanstalkd
 from __future__ import annotations
 
 import shutil
+import tomllib
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -24,8 +25,9 @@ def plugin_args() -> list[str]:
 
 @pytest.fixture
 def sample(pytester: pytest.Pytester) -> pytest.Pytester:
-    for name in ("shop.py", "test_shop.py"):
-        pytester.makepyfile(**{name[:-3]: (SAMPLE / name).read_text()})
+    pytester.makepyfile(
+        shop=(SAMPLE / "shop.py").read_text(), test_shop=(SAMPLE / "shop_tests.py").read_text()
+    )
     return pytester
 
 
@@ -97,10 +99,15 @@ def test_markers_give_a_test_its_own_server(pytester: pytest.Pytester) -> None:
             assert beanpod_server.jobs() == []
             other = beanpod_server_factory(clock="real")
             assert other.port != beanpod_server.port
+
+        @pytest.mark.beanpod(unix=True)
+        def test_a_fresh_server_of_its_own(beanpod_fresh_server, beanpod_server):
+            assert beanpod_fresh_server.unix_path is not None
+            assert beanpod_fresh_server.port != beanpod_server.port
         """
     )
     result = pytester.runpytest_subprocess(*plugin_args(), "-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_the_guides_example_module_passes(pytester: pytest.Pytester) -> None:
@@ -112,5 +119,5 @@ def test_the_guides_example_module_passes(pytester: pytest.Pytester) -> None:
 
 
 def test_the_package_registers_the_plugin() -> None:
-    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
-    assert f'[project.entry-points.pytest11]\nbeanpod = "{PLUGIN}"' in pyproject
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert pyproject["project"]["entry-points"]["pytest11"] == {"beanpod": PLUGIN}

@@ -11,14 +11,11 @@ from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.cli.serve_edge import edge_options, edge_settings
 from beanpod.core import job as job_states
-from beanpod.core.restore import RestoreError
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from beanpod.server.clock import make_clock
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
 from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
-from beanpod.storage.recovery import CorruptLog
-from beanpod.storage.segments import WalLocked
 from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -197,17 +194,34 @@ def serve(
     )  # fmt: skip
     try:
         run_server(config)
-    except WalLocked as exc:
-        click.echo(f"beanpod: {exc}", err=True)
-        sys.exit(EXIT_WAL_LOCKED)
-    except (CorruptLog, RestoreError) as exc:
-        click.echo(f"beanpod: {exc}", err=True)
-        sys.exit(EXIT_DAMAGED_WAL)
     except StartupError as exc:
-        click.echo(f"beanpod: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        _fail(exc, exc.exit_code)
     except KeyboardInterrupt:  # pragma: no cover - SIGINT is handled by the server
         pass
+    except Exception as exc:
+        code = _wal_exit_code(exc)
+        if code is None:
+            raise
+        _fail(exc, code)
+
+
+def _fail(exc: Exception, exit_code: int) -> None:
+    click.echo(f"beanpod: {exc}", err=True)
+    sys.exit(exit_code)
+
+
+def _wal_exit_code(exc: Exception) -> int | None:
+    """The exit status of a WAL failure, or None. The WAL's modules are imported only
+    here: an in-memory server never loads them."""
+    from beanpod.core.restore import RestoreError
+    from beanpod.storage.recovery import CorruptLog
+    from beanpod.storage.segments import WalLocked
+
+    if isinstance(exc, WalLocked):
+        return EXIT_WAL_LOCKED
+    if isinstance(exc, CorruptLog | RestoreError):
+        return EXIT_DAMAGED_WAL
+    return None
 
 
 bind_environment(serve)

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
 from beanpod.core.workq import Workq
-from beanpod.events.writer import EventWriter
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
-from beanpod.server.durability import Durability, close_wal, open_wal
 from beanpod.server.edge.exposure import check_exposure
 from beanpod.server.edge.front import Edge
 from beanpod.server.edge.listeners import open_tls_listeners, private_umask, secure_unix_socket
@@ -38,10 +36,12 @@ from beanpod.server.startup import (
     listener_error,
 )
 from beanpod.server.workq_session import WorkqSession
-from beanpod.storage.segments import FileIO
 from beanpod.web.context import Readiness
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
+    from beanpod.events.writer import EventWriter
+    from beanpod.server.durability import Durability
+    from beanpod.storage.segments import FileIO
     from beanpod.web.listener import HttpListener
 
 log = logging.getLogger("beanpod")
@@ -86,6 +86,8 @@ class App:
         self._events_flush_due = False
         self._events_error_at = -EVENT_ERROR_EVERY_MS  # when the last write failure was told
         if config.events_dir is not None:
+            from beanpod.events.writer import EventWriter
+
             self.events = EventWriter(config.events_dir)
             self.info.events = self.events
             self.engine.events = self.events
@@ -128,6 +130,12 @@ class App:
         dropped = self.events.dropped if self.events is not None else 0
         log.error("cannot write the event log under %s: %s (%d events dropped so far)",
                   self.config.events_dir, exc, dropped)  # fmt: skip
+
+    def cancel_timer(self) -> None:
+        """An app being replaced (the test harness's reset) must not tick on."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
 
     def _tick(self) -> None:
         self._timer = None
@@ -226,6 +234,8 @@ class App:
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
+            from beanpod.server.durability import open_wal
+
             try:
                 self.wal = await open_wal(self.engine, self.config, self.clock.now(),
                                           self.wal_io, self.replay)  # fmt: skip
@@ -258,6 +268,8 @@ class App:
         if self.http is not None:
             await self.http.stop()
         if self.wal is not None:  # flush and fsync; held replies go out first
+            from beanpod.server.durability import close_wal
+
             await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):
             if session.transport is not None:

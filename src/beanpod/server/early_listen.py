@@ -27,6 +27,8 @@ def listen_early(address: str, port: int) -> None:
     try:
         if path is None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio's own listeners
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind((address, port))
         else:
             _remove_stale_socket(path)

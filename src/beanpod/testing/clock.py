@@ -1,17 +1,14 @@
 """The clock a test holds: `server.clock.advance(seconds)` moves the server's virtual
 clock on the server's loop, firing what fell due (delays, TTR expiry, DEADLINE_SOON,
-pause ends, Workq TTLs and schedules) before it returns."""
+pause ends, Workq TTLs and schedules, qless lock expiry and recurring jobs) before it
+returns."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
 
 from beanpod.server.clock import Clock, ManualClock
 from beanpod.testing.errors import RealClockError
-
-T = TypeVar("T")
-Runner = Callable[[Callable[[], T]], T]
 
 VIRTUAL, REAL = "virtual", "real"  # the clock= a server is started with
 

@@ -1,10 +1,12 @@
-"""The pytest plugin (entry point `pytest11`): fixtures `beanpod_server` and
-`beanpod_server_factory`, and the `beanpod` marker.
+"""The pytest plugin (entry point `pytest11`): fixtures `beanpod_server`,
+`beanpod_fresh_server` and `beanpod_server_factory`, and the `beanpod` marker.
 
 - `beanpod_server`: one server for the whole session (per xdist worker), reset before
   each test. `@pytest.mark.beanpod(clock="real", wal=True, unix=True, workq=True,
   max_job_size=N)` gives that test its own server with those options instead
   (`wal=True`: a WAL in the test's tmp_path).
+- `beanpod_fresh_server`: a server of the test's own (function scope), marker options
+  applied.
 - `beanpod_server_factory(**options)`: as many servers as a test wants, each stopped at
   the end of the test.
 BEANPOD_TEST_TARGET=beanstalkd runs the same tests against a real beanstalkd.
@@ -49,6 +51,8 @@ def beanpod_session_server() -> Iterator[Server]:
 
 @pytest.fixture
 def beanpod_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Server]:
+    """A beanpod server (the session's, reset before this test; with a `beanpod(...)`
+    marker, one of the test's own). Connect to `.address` or `.socket()`."""
     marker = request.node.get_closest_marker("beanpod")
     if marker is not None and marker.kwargs:
         server = start_target(**_options(marker.kwargs, tmp_path))
@@ -61,7 +65,18 @@ def beanpod_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[S
 
 
 @pytest.fixture
+def beanpod_fresh_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Server]:
+    """A server of this test's own (function scope), with the `beanpod(...)` marker's
+    options if any; stopped when the test ends."""
+    marker = request.node.get_closest_marker("beanpod")
+    server = start_target(**_options(marker.kwargs if marker else {}, tmp_path))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def beanpod_server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """make(**options) -> a started server; every one is stopped when the test ends."""
     started: list[Server] = []
 
     def make(**options: Any) -> Server:

@@ -25,7 +25,6 @@ from beanpod.server.app import App
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock
 from beanpod.server.config import ServerConfig
-from beanpod.server.durability import close_wal
 from beanpod.server.workq_session import WorkqSession
 from beanpod.testing import assertions
 from beanpod.testing.clock import REAL, VIRTUAL, TestClock
@@ -55,7 +54,8 @@ class BeanpodServer(assertions.Assertions):
                         "max_job_size": max_job_size}  # fmt: skip
         self._clock: Clock = ManualClock() if clock == VIRTUAL else Clock()
         self._wal = None if wal is None else str(wal)
-        self._unix_dir = tempfile.mkdtemp(prefix="beanpod-test-") if unix else None
+        self._unix = unix
+        self._unix_dir: str | None = None  # made at start
         self._workq = workq
         self._max_job_size = max_job_size
         self.faults = Faults()
@@ -72,8 +72,14 @@ class BeanpodServer(assertions.Assertions):
     def start(self) -> BeanpodServer:
         if self._thread is not None or self.stopped:
             raise ServerStopped("a BeanpodServer starts once; make a new one")
+        if self._unix:
+            self._unix_dir = tempfile.mkdtemp(prefix="beanpod-test-")
         self._thread = LoopThread()
-        self._thread.run(self._open())
+        try:
+            self._thread.run(self._open())
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
@@ -81,8 +87,10 @@ class BeanpodServer(assertions.Assertions):
             return
         self.stopped = True
         self._close_admin()
-        self._thread.run(self._close())
-        self._thread.stop()
+        try:
+            self._thread.run(self._close())
+        finally:
+            self._thread.stop()
         if self._unix_dir is not None:
             shutil.rmtree(self._unix_dir, ignore_errors=True)
 
@@ -99,8 +107,6 @@ class BeanpodServer(assertions.Assertions):
         faults; a WAL directory is emptied. The address and the clock stay."""
         self._close_admin()
         self._loop_thread().run(self._swap(wipe=True))
-        self.observed.clear()
-        self.faults.clear()
 
     def restart(self) -> None:
         """As a server restart: connections drop, memory is lost, and with a WAL what
@@ -124,7 +130,7 @@ class BeanpodServer(assertions.Assertions):
     async def _new_app(self) -> App:
         config = ServerConfig(
             address=HOST, port=0, max_job_size=self._max_job_size, use_uvloop=False,
-            binlog_dir=self._wal, workq_port=None, fsync_ms=0,
+            binlog_dir=self._wal, workq_port=None, no_fsync=True,  # restart() flushes
             clock="manual" if self._clock.manual else "real",
         )  # fmt: skip
         app = App(config, clock=self._clock)
@@ -140,20 +146,28 @@ class BeanpodServer(assertions.Assertions):
 
     async def _swap(self, wipe: bool) -> None:
         await self._retire(self._running_app())
-        if wipe and self._wal is not None:
-            shutil.rmtree(self._wal, ignore_errors=True)
+        if wipe:
+            self.observed.clear()
+            self.faults.clear()
+            if self._wal is not None:
+                shutil.rmtree(self._wal, ignore_errors=True)
         self._app = await self._new_app()
 
     async def _retire(self, app: App) -> None:
-        """Close the app's connections (their reserved jobs go back) and its WAL."""
+        """Close the app's connections (their reserved jobs go back) and its WAL; its
+        timer is cancelled (a real clock's would keep the old app alive)."""
         if app.wal is not None:
+            from beanpod.server.durability import close_wal  # loaded with the WAL
+
             await close_wal(app.wal, app.sessions)
         await _close_sessions(app)
+        app.cancel_timer()  # last: a closing connection re-arms it
 
     async def _close(self) -> None:
         for listener in self._listeners:
             listener.close()
-        await self._retire(self._running_app())
+        if self._app is not None:  # None: the start failed before it was built
+            await self._retire(self._app)
         for listener in self._listeners:
             await listener.wait_closed()
 

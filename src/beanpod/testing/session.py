@@ -38,6 +38,7 @@ class HarnessSession(BeanstalkdSession):
         self.observed = observed
         self.transcript = observed.transcript(self.conn.id)
         self._late: deque[bytes] = deque()  # requests held back by the added latency
+        self._late_eof = False  # the client half-closed while requests were held back
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         recording = RecordingTransport(cast(asyncio.Transport, transport), self.transcript.record)
@@ -52,7 +53,16 @@ class HarnessSession(BeanstalkdSession):
         self._late.append(data)
         asyncio.get_running_loop().call_later(latency, self._release_one)
 
+    def eof_received(self) -> bool:
+        if self._late:  # answer the held requests first, then close
+            self._late_eof = True
+            return True
+        return super().eof_received()
+
     def _release_one(self) -> None:
         """Requests go on in arrival order, whatever order their timers fire in."""
-        if self._late and not self.closed:
-            super().data_received(self._late.popleft())
+        if not self._late or self.closed:
+            return
+        super().data_received(self._late.popleft())
+        if self._late_eof and not self._late and not super().eof_received() and self.transport:
+            self.transport.close()

@@ -63,6 +63,7 @@ class BeanstalkdServer:
                                     f"(set {BINARY_ENV} to its path)")  # fmt: skip
         self._argv = [found, "-l", HOST, "-z", str(max_job_size)]
         if wal is not None:
+            Path(wal).mkdir(parents=True, exist_ok=True)  # beanpod makes it; beanstalkd wants it
             self._argv += ["-b", str(wal)]
         self.host, self.port, self.workq_port = HOST, _free_port(), 0
         self.unix_path: str | None = None
@@ -82,7 +83,7 @@ class BeanstalkdServer:
             self._proc = None
 
     def __enter__(self) -> BeanstalkdServer:
-        return self
+        return self if self._proc is not None else self.start()
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -121,6 +122,14 @@ class BeanstalkdServer:
 
     def drop_connections(self) -> None:
         beanpod_only("drop_connections()")
+
+    @property
+    def latency(self) -> float:
+        beanpod_only("added latency")
+
+    @latency.setter
+    def latency(self, seconds: float) -> None:
+        beanpod_only("added latency")
 
     def _alive(self) -> None:
         if self.stopped:

@@ -1,2 +1,3 @@
 """A sample application and its tests, run through the beanpod.testing plugin by
-pytester (tests/integration/test_testing_plugin.py); not collected directly."""
+pytester (tests/integration/test_testing_plugin.py, which writes shop_tests.py as test_shop.py);
+not collected directly."""
