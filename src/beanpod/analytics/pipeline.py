@@ -41,16 +41,19 @@ SMALL_LOG_BYTES = 32 * 1024 * 1024
 #: Below this much log (known before Spark starts: ``beanpod analyze`` sums the files) the
 #: run is mostly the JVM's start, class loading and query planning, not data: SMALL_CONF.
 SMALL_SESSION_BYTES = 16 * 1024 * 1024
-#: Overrides of LOCAL_CONF for a small log (10k events: 39 -> 16 CPU seconds, python + JVM;
-#: docs/analytics.md). The JIT's optimising tier compiles more than such a run executes
+#: Overrides of LOCAL_CONF for a small log (10k events: 33-39 -> 14 CPU seconds, python +
+#: JVM; docs/analytics.md). The JIT's optimising tier compiles more than such a run executes
 #: (C1 only); one shuffle partition and no adaptive re-planning halve the Spark jobs; the
-#: listing of more than 32 paths runs in the driver instead of as a Spark job.
+#: listing of more than 32 paths runs in the driver instead of as a Spark job; and
+#: evaluating expressions interpreted costs less than compiling them (Janino) for so few rows.
 SMALL_CONF = {
     "spark.driver.memory": "1g",
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto",
     "spark.sql.shuffle.partitions": "1",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 
