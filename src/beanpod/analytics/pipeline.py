@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from beanpod.analytics import compact, read, report, transforms, write
+from beanpod.analytics import compact, read, transforms, write
 
 APP_NAME = "beanpod-analyze"
 #: Settings applied only when beanpod starts Spark itself (not under spark-submit).
@@ -114,6 +116,13 @@ def build_session(
     return spark
 
 
+def import_report_meanwhile() -> None:
+    """Import the report's module (matplotlib: ~0.35 s of Python) in a thread while the JVM
+    starts: Python only waits for the JVM then. The report stage's import waits for it."""
+    module = "beanpod.analytics.report"
+    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
+
+
 class _Stages:
     """Times named stages and reports them to a callback."""
 
@@ -206,7 +215,11 @@ def run(
     ``log_bytes`` (the log's size, if known before Spark starts) chooses the session's
     settings when ``spark`` is not given.
     """
-    spark = spark or build_session(master, quiet, log_bytes)
+    if spark is None:
+        import_report_meanwhile()
+        spark = build_session(master, quiet, log_bytes)
+    from beanpod.analytics import report
+
     stages = _Stages(progress)
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
