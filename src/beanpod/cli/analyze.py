@@ -57,7 +57,7 @@ def analyze(
     started = time.monotonic()  # the total includes the JVM's start
     if day_from and day_to and day_from > day_to:
         raise click.BadParameter("--from is after --to")
-    _check_log(events_uri, allow_empty)
+    log_bytes = _check_log(events_uri, allow_empty)
     _check_environment(master)
     from beanpod.analytics.pipeline import Progress, run
 
@@ -72,7 +72,7 @@ def analyze(
 
     try:
         seconds = run(events_uri, out_uri, master, day_from, day_to, progress=show,
-                      quiet=verbose == 0)  # fmt: skip
+                      quiet=verbose == 0, log_bytes=log_bytes)  # fmt: skip
     except PySparkRuntimeError as exc:
         if "JAVA_GATEWAY_EXITED" not in str(exc):
             raise
@@ -91,21 +91,29 @@ def _local_path(uri: str) -> Path | None:
     return None
 
 
-def _check_log(events_uri: str, allow_empty: bool) -> None:
-    """A missing directory is an error; one with no event files is one too, unless
-    --allow-empty (remote URIs are read as they are)."""
+def _check_log(events_uri: str, allow_empty: bool) -> int | None:
+    """The log's size in bytes (None for a remote URI, read as it is). A missing directory
+    is an error; one with no event files is one too, unless --allow-empty."""
     path = _local_path(events_uri)
     if path is None:
-        return
+        return None
     if not path.is_dir():
         raise AnalyzeError(f"no event-log directory at {path}", EXIT_NO_LOG)
-    if allow_empty or any(FILE_RE.match(p.name) for p in path.rglob("events-*.jsonl")):
-        return
+    files = [p for p in path.rglob("events-*.jsonl") if FILE_RE.match(p.name)]
+    if allow_empty or files:
+        return sum(_size(p) for p in files)
     raise AnalyzeError(
         f"{path} holds no event files (events-*.jsonl under date=YYYY-MM-DD/): is it the "
         "directory `beanpod serve --events` writes? (--allow-empty to write an empty report)",
         EXIT_EMPTY_LOG,
     )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # rotated away meanwhile
+        return 0
 
 
 def _check_environment(master: str | None) -> None:

@@ -73,3 +73,17 @@ def test_verbose_lets_spark_log_and_quiet_is_the_default(log_dir: Path, monkeypa
 def test_bad_day_is_a_usage_error() -> None:
     result = invoke("--events", "e", "--out", "o", "--to", "2025-02-30")
     assert result.exit_code == 2 and "not a day" in result.output
+
+
+def test_the_log_size_reaches_the_pipeline_before_spark_starts(
+    log_dir: Path, monkeypatch: Any
+) -> None:
+    (log_dir / "date=2026-11-24" / "events-1764000000000-000001.jsonl").write_text("x" * 700)
+    (log_dir / "date=2026-11-25").mkdir()
+    (log_dir / "date=2026-11-25" / "events-1764100000000-000002.jsonl").write_text("y" * 300)
+    (log_dir / "date=2026-11-25" / "notes.txt").write_text("z" * 5000)
+    seen: list[int | None] = []
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: seen.append(k["log_bytes"]) or {"a": 1})
+    assert invoke("--events", str(log_dir), "--out", "o").exit_code == 0
+    assert invoke("--events", "hdfs://namenode/events", "--out", "o").exit_code == 0
+    assert seen == [1000, None]
