@@ -178,3 +178,21 @@ def test_peer_uid_is_known(tmp_path: Path) -> None:
     assert peer_uid(T(a)) == os.getuid()
     a.close()
     b.close()
+
+
+def test_edge_flags_from_the_command_line() -> None:
+    from tests.support.servers import SubprocessServer
+
+    flags = ["--max-memory", "100K", "--max-connections", "5", "--allow", "127.0.0.0/8",
+             "--request-timeout", "5"]  # fmt: skip
+    srv = SubprocessServer(["--no-uvloop", *flags]).start()
+    try:
+        client = RawClient(socket.create_connection(("127.0.0.1", srv.port), timeout=10))
+        body = b"y" * 10_000
+        replies = [client.cmd(b"put 0 0 60 %d\r\n%s\r\n" % (len(body), body)) for _ in range(12)]
+        assert replies.count(b"OUT_OF_MEMORY\r\n") >= 2 and replies[0] == b"INSERTED 1\r\n"
+        stats = client.cmd(b"stats\r\n")
+        assert b"\nmax-memory: 102400\n" in stats and b"\nmax-connections: 5\n" in stats
+        client.close()
+    finally:
+        srv.stop()
