@@ -239,6 +239,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    for address in app.tls_addresses:
+        log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     await app.serve_until_stopped()
 
 

@@ -68,7 +68,7 @@ class Tls:
             )  # fmt: skip
         except (TimeoutError, OSError, ssl.SSLError, ConnectionError) as exc:
             self.failed_handshakes += 1
-            log.info("TLS handshake failed: %s", exc)
+            log.info("TLS handshake failed: %s", exc or type(exc).__name__)
             transport.abort()
             return None
         if wrapped is None:  # pragma: no cover - the peer went away during the handshake
