@@ -105,3 +105,14 @@ def test_meter_counts_bodies_and_refuses_past_the_cap() -> None:
     engine.delete(None, jobs[0].id, 0)
     assert meter.jobs == 9 and not meter.refuses(100)
     assert MemoryMeter(max_jobs_per_tube=2).refuses(0, tube_jobs=2)
+
+
+def test_memory_view_for_metrics() -> None:
+    from beanpod.core.query import memory_view
+
+    engine = Engine()
+    assert memory_view(engine) is None
+    engine.meter = MemoryMeter(cap=1 << 20)
+    engine.put(engine.connect(), engine.default_tube, 0, 0, 1000, b"abc", 0)
+    view = memory_view(engine)
+    assert view is not None and (view.used, view.cap) == (3 + JOB_OVERHEAD, 1 << 20)
