@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import socket
 import ssl
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,6 +97,13 @@ def test_mutual_tls_accepts_the_ca_and_refuses_another(mtls: WorkqServer, certs:
         assert refused(mtls, client_context(certs, cert, key))
     stats = client.cmd(b"stats\r\n")
     assert b"tls-handshakes-failed: 2\n" in stats
+    assert mtls.app is not None
+    for _ in range(100):  # each refused connection left the engine exactly once
+        if mtls.call(lambda: mtls.app.engine.counts.conns) == 1:  # type: ignore[union-attr]
+            break
+        time.sleep(0.05)
+    assert mtls.call(lambda: mtls.app.engine.counts.conns) == 1  # type: ignore[union-attr]
+    assert mtls.call(lambda: mtls.app.edge.gate.open) == 1  # type: ignore[union-attr]
     assert client.cmd(b"peek 1\r\n") == b"FOUND 1 2\r\nok\r\n"
     good.close()
 

@@ -26,6 +26,7 @@ class BatchSession(asyncio.Protocol):
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
+        self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
         self.tls = False  # set by a TLS listener's factory: handshake before serving
         self._registry = registry
 
@@ -60,7 +61,7 @@ class BatchSession(asyncio.Protocol):
         self.early = None
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
+        self.lost = self.closed = True
         self.parked = False
         self._registry.discard(self)
         if self.admitted:

@@ -35,6 +35,8 @@ class WorkqSession(BatchSession):
         log.debug("workq conn %d open", self.conn.id)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.lost:
+            return
         super().connection_lost(exc)
         self.dialect.workq.disconnect(self.conn, self.wait, self.app.clock.now())
         self.wait = None

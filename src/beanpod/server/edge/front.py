@@ -18,6 +18,7 @@ from beanpod.server.edge.tls import Tls
 from beanpod.server.edge.watchdog import Watchdog
 
 log = logging.getLogger("beanpod.edge")
+LOST_GRACE_S = 1.0
 
 
 class Edge:
@@ -70,10 +71,12 @@ class Edge:
     async def _handshake(self, session: Any, transport: asyncio.Transport) -> None:
         assert self.tls is not None
         wrapped = await self.tls.wrap(transport, session)
-        if wrapped is None:
-            session.connection_lost(None)  # asyncio will not call it: it never started
-        else:
+        if wrapped is not None:
             session.ready(wrapped)
+            return
+        # asyncio's TLS protocol tells the session it is lost; make sure, once, if not.
+        loop = asyncio.get_running_loop()
+        loop.call_later(LOST_GRACE_S, lambda: session.lost or session.connection_lost(None))
 
     def left(self) -> None:
         self.gate.left()
