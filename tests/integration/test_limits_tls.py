@@ -17,6 +17,7 @@ import pytest
 from beanpod.server.edge.settings import EdgeSettings, TlsSettings
 from tests.integration.workq_support import RawWorkq, WorkqServer, new_id
 from tests.support.certs import Certs, make_certs
+from tests.support.servers import SubprocessServer
 from tests.support.wire_client import RawClient
 
 
@@ -139,5 +140,33 @@ def test_reload_keeps_open_connections(certs: Certs, tmp_path: Path) -> None:
         wrapped(srv, client_context(certs)).close()
         old.close()
         fresh.close()
+    finally:
+        srv.stop()
+
+
+def test_tls_on_the_served_event_loop(certs: Certs) -> None:
+    """`beanpod serve` (uvloop when installed): every handshake completes or is refused
+    at once, none waits for the handshake timeout."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    flags = ["--tls-listen", f"127.0.0.1:{port}", "--tls-cert", certs.server_cert,
+             "--tls-key", certs.server_key, "--tls-client-ca", certs.ca]  # fmt: skip
+    srv = SubprocessServer(flags).start()
+    try:
+        for cert, key in [(certs.client_cert, certs.client_key)] * 6 + [(None, None)] * 2:
+            context = client_context(certs, cert, key)
+            with context.wrap_socket(
+                socket.create_connection(("127.0.0.1", port), timeout=5),
+                server_hostname="localhost", do_handshake_on_connect=False,
+            ) as tls:  # fmt: skip
+                try:
+                    tls.do_handshake()
+                    tls.sendall(b"list-tube-used\r\n")
+                    reply = tls.recv(64)
+                except ssl.SSLError:
+                    reply = b""
+            assert reply == (b"USING default\r\n" if cert else b"")
     finally:
         srv.stop()

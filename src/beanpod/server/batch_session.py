@@ -27,13 +27,12 @@ class BatchSession(asyncio.Protocol):
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
         self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
-        self.tls = False  # set by a TLS listener's factory: handshake before serving
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
         self.now = self.app.clock.now()  # the idle timeout counts from here
-        if self.app.edge.admit(self, self.transport, self.tls):
+        if self.app.edge.admit(self, self.transport):
             self.ready(self.transport)
 
     def ready(self, transport: asyncio.Transport) -> None:

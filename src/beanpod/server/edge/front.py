@@ -18,7 +18,6 @@ from beanpod.server.edge.tls import Tls
 from beanpod.server.edge.watchdog import Watchdog
 
 log = logging.getLogger("beanpod.edge")
-LOST_GRACE_S = 1.0
 
 
 class Edge:
@@ -34,7 +33,6 @@ class Edge:
         self.engine = engine
         self.clock_ms = clock_ms
         self.watchdog: Watchdog | None = None
-        self._handshakes: set[asyncio.Task[None]] = set()
 
     def start(self, sessions: Callable[[], Iterable[Any]]) -> None:
         """After the WAL restored the engine: count what it holds, start the sweep."""
@@ -48,35 +46,23 @@ class Edge:
     def stop(self) -> None:
         if self.watchdog is not None:
             self.watchdog.stop()
+        if self.tls is not None:
+            self.tls.close()
         self.audit.close()
 
     # ---- admission -----------------------------------------------------------------------
 
-    def admit(self, session: Any, transport: asyncio.Transport, tls: bool) -> bool:
-        """True: serve `session` now. False: refused and closed (before any byte was read)
-        or, on a TLS listener, admitted but handshaking (then `session.ready(transport)`)."""
+    def admit(self, session: Any, transport: asyncio.Transport) -> bool:
+        """True: serve `session` now. False: refused and closed before any byte was read.
+        A TLS listener's sessions come admitted (server/edge/tls.py)."""
+        if session.admitted:
+            return True
         if not self.gate.admit(transport):
             session.closed = True
             transport.abort()
             return False
         session.admitted = True
-        if not tls or self.tls is None:
-            return True
-        transport.pause_reading()  # the handshake reads first
-        task = asyncio.get_running_loop().create_task(self._handshake(session, transport))
-        self._handshakes.add(task)
-        task.add_done_callback(self._handshakes.discard)
-        return False
-
-    async def _handshake(self, session: Any, transport: asyncio.Transport) -> None:
-        assert self.tls is not None
-        wrapped = await self.tls.wrap(transport, session)
-        if wrapped is not None:
-            session.ready(wrapped)
-            return
-        # asyncio's TLS protocol tells the session it is lost; make sure, once, if not.
-        loop = asyncio.get_running_loop()
-        loop.call_later(LOST_GRACE_S, lambda: session.lost or session.connection_lost(None))
+        return True
 
     def left(self) -> None:
         self.gate.left()
