@@ -104,7 +104,7 @@ def test_flood_past_the_limit_is_closed_and_counted(stack: Stack) -> None:
 
 
 def test_client_not_reading_is_closed_and_its_puts_stay(stack: Stack) -> None:
-    srv = start(output_soft_limit=1 << 16, output_hard_limit=1 << 20)
+    srv = start(output_hard_limit=1 << 20)
     stack.append(srv)
     control = RawClient(stack.connect(srv))
     body = b"b" * 50_000

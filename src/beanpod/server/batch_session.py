@@ -37,9 +37,7 @@ class BatchSession(asyncio.Protocol):
 
     def ready(self, transport: asyncio.Transport) -> None:
         """Admitted (and, on a TLS listener, past the handshake): serve it."""
-        self.transport = transport
-        soft = self.app.edge.settings.output_soft_limit
-        transport.set_write_buffer_limits(high=soft, low=soft // 4)
+        self.transport = transport  # pauses reading past 64 KiB unread (pause_writing)
         self._registry.add(self)
 
     def data_received(self, data: bytes) -> None:
