@@ -5,6 +5,7 @@ reload that keeps open connections."""
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import ssl
 import time
@@ -168,5 +169,16 @@ def test_tls_on_the_served_event_loop(certs: Certs) -> None:
                 except ssl.SSLError:
                     reply = b""
             assert reply == (b"USING default\r\n" if cert else b"")
+        srv.signal(signal.SIGHUP)  # reload: the server stays up and keeps serving
+        context = client_context(certs, certs.client_cert, certs.client_key)
+        with context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5),
+                                 server_hostname="localhost") as tls:  # fmt: skip
+            tls.sendall(b"list-tube-used\r\n")
+            assert tls.recv(64) == b"USING default\r\n"
+        for _ in range(100):
+            if any("TLS certificate reloaded" in line for line in srv.log):
+                break
+            time.sleep(0.05)
+        assert any("TLS certificate reloaded" in line for line in srv.log)
     finally:
         srv.stop()
