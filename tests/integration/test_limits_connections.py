@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from beanpod.server.edge.settings import EdgeSettings
+from tests.integration.workq_support import WorkqServer, new_id
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
 
@@ -165,3 +166,18 @@ def test_idle_closed_but_not_a_waiting_reserve(stack: Stack) -> None:
     producer = RawClient(stack.connect(srv))
     assert producer.cmd(b"put 0 0 60 2\r\nhi\r\n") == b"INSERTED 1\r\n"
     assert waiting.reply() == b"RESERVED 1 2\r\nhi\r\n"
+
+
+def test_workq_client_not_reading_inspect_replies_is_closed(stack: Stack) -> None:
+    srv = WorkqServer(workq_port=0, edge=EdgeSettings(output_hard_limit=1 << 20)).start()
+    stack.append(srv)
+    job = new_id().encode()
+    payload = b"p" * 100_000
+    hog = socket.create_connection(("127.0.0.1", srv.workq_port), timeout=10)
+    stack.sockets.append(hog)
+    hog.sendall(b"add %s q 1000 60000 %d\r\n%s\r\n" % (job, len(payload), payload))
+    hog.sendall(b"inspect job %s\r\n" % job * 200)  # 20 MB of replies from 10 kB sent
+    assert closed(hog)
+    control = srv.client()
+    assert control.inspect_job(job)["payload"] == payload  # its job stays
+    control.close()

@@ -57,6 +57,7 @@ class App:
         self.dialect.output_limit = config.edge.output_hard_limit
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        self.workq_dialect.output_limit = config.edge.output_hard_limit
         if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
             self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()

@@ -64,7 +64,7 @@ class WorkqSession(BatchSession):
                 self.parked = True
                 break
             out.append(reply)
-            if isinstance(cmd, Rejected) and cmd.close:
+            if not reply or (isinstance(cmd, Rejected) and cmd.close):  # b"": output limit
                 close = True
                 break
         self._flush(out, close, mark)
