@@ -38,6 +38,9 @@ class NullTransport:
     def close(self) -> None:
         pass
 
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return default  # no peer address: admitted like a local connection
+
 
 async def _work(kind: str, batches: int, fill: int) -> None:
     """The measured workload (run under cachegrind)."""

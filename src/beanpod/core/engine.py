@@ -46,7 +46,9 @@ class Engine:
         self.draining = False
         self.journal: Journal | None = None
         self.events: EventSink | None = None
-        self.meter: MemoryMeter | None = None  # --max-memory / --max-jobs-per-tube
+        # --max-memory / --max-jobs-per-tube; set by memory.meter_engine, which also wraps
+        # put and destroy to count what they add and drop (nothing at all when off).
+        self.meter: MemoryMeter | None = None
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
@@ -206,8 +208,6 @@ class Engine:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
-        if self.meter is not None:
-            self.meter.added(job)
         return job
 
     # ---- state changes (the only places that move a job between states) ----------------
@@ -304,8 +304,6 @@ class Engine:
             for hook in self.destroy_hooks:
                 hook(job)
         del self.jobs[job.id]
-        if self.meter is not None:
-            self.meter.removed(job)
         tube = job.tube
         tube.jobs -= 1
         if tube.refs > 1:

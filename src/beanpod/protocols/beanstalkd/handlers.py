@@ -70,8 +70,7 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     if journal is not None and not journal.room(len(body)):
         engine.allocate_id()  # beanstalkd spends the id before it finds no room
         return w.OUT_OF_MEMORY
-    meter = engine.meter
-    if meter is not None and meter.refuses(len(body), conn.use.jobs):
+    if engine.meter is not None and engine.meter.refuses(len(body), conn.use.jobs):
         return w.OUT_OF_MEMORY  # as beanstalkd when it cannot allocate the job: no id spent
     job = engine.put(conn, conn.use, pri, MILLIS[delay], MILLIS[ttr or 1], body, s.now)
     return b"INSERTED %d\r\n" % job.id  # w.inserted, inlined on the hottest path

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from beanpod.core.engine import Engine
-from beanpod.core.memory import MemoryMeter
+from beanpod.core.memory import MemoryMeter, meter_engine
 from beanpod.server.edge.audit import AuditLog
 from beanpod.server.edge.gate import Gate
 from beanpod.server.edge.settings import EdgeSettings
@@ -28,7 +28,6 @@ class Edge:
         self.meter: MemoryMeter | None = None
         if settings.metered:
             self.meter = MemoryMeter(settings.max_memory, settings.max_jobs_per_tube)
-            engine.meter = self.meter
         self.tls = Tls(settings.tls) if settings.tls is not None else None
         self.engine = engine
         self.clock_ms = clock_ms
@@ -37,9 +36,7 @@ class Edge:
     def start(self, sessions: Callable[[], Iterable[Any]]) -> None:
         """After the WAL restored the engine: count what it holds, start the sweep."""
         if self.meter is not None:
-            jobs = self.engine.jobs.values()
-            self.meter.jobs = len(self.engine.jobs)
-            self.meter.body_bytes = sum(len(job.body) for job in jobs)
+            meter_engine(self.engine, self.meter)
         self.watchdog = Watchdog(self.settings, sessions, self.meter, self.clock_ms)
         self.watchdog.start()
 
