@@ -189,3 +189,13 @@ def test_edge_flags_from_the_command_line() -> None:
         client.close()
     finally:
         srv.stop()
+
+
+def test_unusable_tls_files_and_audit_log_refuse_to_start(tmp_path: Path) -> None:
+    done = serve("--tls-listen", "127.0.0.1:0", "--tls-cert", str(tmp_path / "no.pem"),
+                 "--tls-key", str(tmp_path / "no.key"))  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot load the TLS certificate" in lines[0], lines
+    done = serve("--audit-log", str(tmp_path / "missing-dir" / "audit.jsonl"))
+    assert done.returncode == 2 and "cannot open the audit log" in done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -13,9 +14,10 @@ from beanpod.core.engine import Engine
 from beanpod.core.memory import MemoryMeter, meter_engine
 from beanpod.server.edge.audit import AuditLog
 from beanpod.server.edge.gate import Gate
-from beanpod.server.edge.settings import EdgeSettings
+from beanpod.server.edge.settings import EdgeSettings, TlsSettings
 from beanpod.server.edge.tls import Tls
 from beanpod.server.edge.watchdog import Watchdog
+from beanpod.server.startup import EXIT_USAGE, StartupError, cause
 
 log = logging.getLogger("beanpod.edge")
 
@@ -23,12 +25,12 @@ log = logging.getLogger("beanpod.edge")
 class Edge:
     def __init__(self, settings: EdgeSettings, engine: Engine, clock_ms: Callable[[], int]):
         self.settings = settings
-        self.audit = AuditLog(settings.audit_log)
+        self.audit = _audit_log(settings.audit_log)
         self.gate = Gate(settings.allow, settings.max_connections, self.audit)
         self.meter: MemoryMeter | None = None
         if settings.metered:
             self.meter = MemoryMeter(settings.max_memory, settings.max_jobs_per_tube)
-        self.tls = Tls(settings.tls) if settings.tls is not None else None
+        self.tls = _tls(settings.tls) if settings.tls is not None else None
         self.engine = engine
         self.clock_ms = clock_ms
         self.watchdog: Watchdog | None = None
@@ -85,3 +87,19 @@ class Edge:
         if self.tls is not None:
             keys.append((b"tls-handshakes-failed", self.tls.failed_handshakes))
         return keys
+
+
+def _audit_log(path: str | None) -> AuditLog:
+    try:
+        return AuditLog(path)
+    except OSError as exc:
+        raise StartupError(f"cannot open the audit log {path}", cause(exc), EXIT_USAGE) from exc
+
+
+def _tls(settings: TlsSettings) -> Tls:
+    try:
+        return Tls(settings)
+    except (OSError, ssl.SSLError) as exc:
+        why = cause(exc) if not isinstance(exc, ssl.SSLError) else exc.reason or str(exc)
+        raise StartupError(f"cannot load the TLS certificate {settings.cert} or key "
+                           f"{settings.key}", why, EXIT_USAGE) from exc  # fmt: skip
