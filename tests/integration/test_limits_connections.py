@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from beanpod.server.edge import watchdog
 from beanpod.server.edge.settings import EdgeSettings
 from tests.integration.workq_support import WorkqServer, new_id
 from tests.support.servers import InProcessServer
@@ -184,3 +185,17 @@ def test_workq_client_not_reading_inspect_replies_is_closed(stack: Stack) -> Non
     control = srv.client()
     assert control.inspect_job(job)["payload"] == payload  # its job stays
     control.close()
+
+
+def test_sweep_in_small_chunks_reaches_every_connection(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watchdog, "CHUNK", 2)
+    srv = start(request_timeout_s=0.3)
+    stack.append(srv)
+    slow = [stack.connect(srv) for _ in range(7)]
+    for sock in slow:
+        sock.sendall(b"put 0 0 60 10\r\nhal")
+    assert all(closed(sock) for sock in slow)
+    control = RawClient(stack.connect(srv))
+    assert stats(control)["closed-request-timeout"] == "7"
