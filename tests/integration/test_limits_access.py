@@ -164,6 +164,28 @@ def test_audit_log_records_deleting_a_job_another_connection_leased(tmp_path: Pa
     assert [(line["action"], line["job"]) for line in lines] == [("delete-reserved", job)]
 
 
+def qless(client: RawClient, fn: str, *args: object) -> bytes:
+    body = json.dumps({"fn": fn, "args": list(args)}).encode()
+    return client.cmd(b"qless %d\r\n%s\r\n" % (len(body), body))
+
+
+def test_audit_log_records_cancelling_a_job_another_worker_holds(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    srv = InProcessServer(edge=EdgeSettings(audit_log=str(log))).start()
+    try:
+        worker, admin = RawClient(srv.connect()), RawClient(srv.connect())
+        assert qless(admin, "put", "w0", "q", "j1", "K", "{}", 0).startswith(b"OK")
+        assert qless(admin, "put", "w0", "q", "j2", "K", "{}", 0).startswith(b"OK")
+        assert b'"j1"' in qless(worker, "pop", "q", "w1", 1)
+        assert qless(admin, "cancel", "j1", "j2").startswith(b"OK")  # j2 was not held
+        worker.close()
+        admin.close()
+    finally:
+        srv.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(line["action"], line["jid"]) for line in lines] == [("delete-reserved", "j1")]
+
+
 def test_peer_uid_is_known(tmp_path: Path) -> None:
     from beanpod.server.edge.gate import peer_uid
 

@@ -70,6 +70,8 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     q = d.qless
     if fn == EVENTS:
         return _events(s, q, args)
+    if fn == "cancel" and d.audit is not None:
+        _audit_cancel(s, q, args)
     q.caller = s.conn
     try:
         return ok(call(q, fn, args, s.now, len(body)))
@@ -79,6 +81,16 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
         return error(f"{fn}(): bad arguments: {exc}")
     finally:
         q.caller = None
+
+
+def _audit_cancel(s: Context, q: Qless, jids: list[Any]) -> None:
+    """--audit-log: cancelling a job another worker holds is an admin act."""
+    audit = s.dialect.audit
+    for jid in jids:
+        job = q.jobs.get(jid) if isinstance(jid, str) else None
+        if audit is not None and job is not None and job.reserver not in (None, s.conn):
+            assert job.reserver is not None
+            audit("delete-reserved", conn=s.conn.id, jid=jid, holder=job.reserver.id)
 
 
 def _events(s: Context, q: Qless, args: list[Any]) -> bytes | None:
