@@ -221,3 +221,20 @@ def test_unusable_tls_files_and_audit_log_refuse_to_start(tmp_path: Path) -> Non
     assert len(lines) == 1 and "cannot load the TLS certificate" in lines[0], lines
     done = serve("--audit-log", str(tmp_path / "missing-dir" / "audit.jsonl"))
     assert done.returncode == 2 and "cannot open the audit log" in done.stderr
+
+
+def test_denied_address_on_the_served_event_loop() -> None:
+    """`beanpod serve` (uvloop when installed) closes a denied peer without a reply."""
+    from tests.support.servers import SubprocessServer
+
+    srv = SubprocessServer(["--allow", "10.0.0.0/8", "--max-connections", "3"]).start()
+    try:
+        for _ in range(5):  # refusals never count against the limit
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            with contextlib.suppress(OSError):
+                sock.sendall(b"put 0 0 60 2\r\nhi\r\nstats\r\n")
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(64) == b""
+            sock.close()
+    finally:
+        srv.stop()
