@@ -229,7 +229,7 @@ def test_denied_address_on_the_served_event_loop() -> None:
 
     srv = SubprocessServer(["--allow", "10.0.0.0/8", "--max-connections", "3"]).start()
     try:
-        for _ in range(5):  # refusals never count against the limit
+        for _ in range(5):  # more than --max-connections: each refused by address alone
             sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
             with contextlib.suppress(OSError):
                 sock.sendall(b"put 0 0 60 2\r\nhi\r\nstats\r\n")
