@@ -164,17 +164,77 @@ def test_audit_log_records_deleting_a_job_another_connection_leased(tmp_path: Pa
     assert [(line["action"], line["job"]) for line in lines] == [("delete-reserved", job)]
 
 
+def qless(client: RawClient, fn: str, *args: object) -> bytes:
+    body = json.dumps({"fn": fn, "args": list(args)}).encode()
+    return client.cmd(b"qless %d\r\n%s\r\n" % (len(body), body))
+
+
+def test_audit_log_records_cancelling_a_job_another_worker_holds(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    srv = InProcessServer(edge=EdgeSettings(audit_log=str(log))).start()
+    try:
+        worker, admin = RawClient(srv.connect()), RawClient(srv.connect())
+        assert qless(admin, "put", "w0", "q", "j1", "K", "{}", 0).startswith(b"OK")
+        assert qless(admin, "put", "w0", "q", "j2", "K", "{}", 0).startswith(b"OK")
+        assert b'"j1"' in qless(worker, "pop", "q", "w1", 1)
+        assert qless(admin, "cancel", "j1", "j2").startswith(b"OK")  # j2 was not held
+        worker.close()
+        admin.close()
+    finally:
+        srv.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(line["action"], line["jid"]) for line in lines] == [("delete-reserved", "j1")]
+
+
 def test_peer_uid_is_known(tmp_path: Path) -> None:
     from beanpod.server.edge.gate import peer_uid
 
-    class T:
-        def __init__(self, sock: socket.socket) -> None:
-            self.sock = sock
-
-        def get_extra_info(self, name: str) -> socket.socket:
-            return self.sock
-
     a, b = socket.socketpair(socket.AF_UNIX)
-    assert peer_uid(T(a)) == os.getuid()
+    assert peer_uid(a) == os.getuid()
     a.close()
     b.close()
+
+
+def test_edge_flags_from_the_command_line() -> None:
+    from tests.support.servers import SubprocessServer
+
+    flags = ["--max-memory", "100K", "--max-connections", "5", "--allow", "127.0.0.0/8",
+             "--request-timeout", "5"]  # fmt: skip
+    srv = SubprocessServer(["--no-uvloop", *flags]).start()
+    try:
+        client = RawClient(socket.create_connection(("127.0.0.1", srv.port), timeout=10))
+        body = b"y" * 10_000
+        replies = [client.cmd(b"put 0 0 60 %d\r\n%s\r\n" % (len(body), body)) for _ in range(12)]
+        assert replies.count(b"OUT_OF_MEMORY\r\n") >= 2 and replies[0] == b"INSERTED 1\r\n"
+        stats = client.cmd(b"stats\r\n")
+        assert b"\nmax-memory: 102400\n" in stats and b"\nmax-connections: 5\n" in stats
+        client.close()
+    finally:
+        srv.stop()
+
+
+def test_unusable_tls_files_and_audit_log_refuse_to_start(tmp_path: Path) -> None:
+    done = serve("--tls-listen", "127.0.0.1:0", "--tls-cert", str(tmp_path / "no.pem"),
+                 "--tls-key", str(tmp_path / "no.key"))  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot load the TLS certificate" in lines[0], lines
+    done = serve("--audit-log", str(tmp_path / "missing-dir" / "audit.jsonl"))
+    assert done.returncode == 2 and "cannot open the audit log" in done.stderr
+
+
+def test_denied_address_on_the_served_event_loop() -> None:
+    """`beanpod serve` (uvloop when installed) closes a denied peer without a reply."""
+    from tests.support.servers import SubprocessServer
+
+    srv = SubprocessServer(["--allow", "10.0.0.0/8", "--max-connections", "3"]).start()
+    try:
+        for _ in range(5):  # more than --max-connections: each refused by address alone
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            with contextlib.suppress(OSError):
+                sock.sendall(b"put 0 0 60 2\r\nhi\r\nstats\r\n")
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(64) == b""
+            sock.close()
+    finally:
+        srv.stop()

@@ -5,8 +5,10 @@ reload that keeps open connections."""
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import ssl
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 
 from beanpod.server.edge.settings import EdgeSettings, TlsSettings
 from tests.support.certs import Certs, make_certs
+from tests.support.servers import SubprocessServer
 from tests.support.wire_client import RawClient
 from tests.support.workq_server import RawWorkq, WorkqServer, new_id
 
@@ -96,6 +99,13 @@ def test_mutual_tls_accepts_the_ca_and_refuses_another(mtls: WorkqServer, certs:
         assert refused(mtls, client_context(certs, cert, key))
     stats = client.cmd(b"stats\r\n")
     assert b"tls-handshakes-failed: 2\n" in stats
+    assert mtls.app is not None
+    for _ in range(100):  # each refused connection left the engine exactly once
+        if mtls.call(lambda: mtls.app.engine.counts.conns) == 1:  # type: ignore[union-attr]
+            break
+        time.sleep(0.05)
+    assert mtls.call(lambda: mtls.app.engine.counts.conns) == 1  # type: ignore[union-attr]
+    assert mtls.call(lambda: mtls.app.edge.gate.open) == 1  # type: ignore[union-attr]
     assert client.cmd(b"peek 1\r\n") == b"FOUND 1 2\r\nok\r\n"
     good.close()
 
@@ -131,5 +141,44 @@ def test_reload_keeps_open_connections(certs: Certs, tmp_path: Path) -> None:
         wrapped(srv, client_context(certs)).close()
         old.close()
         fresh.close()
+    finally:
+        srv.stop()
+
+
+def test_tls_on_the_served_event_loop(certs: Certs) -> None:
+    """`beanpod serve` (uvloop when installed): every handshake completes or is refused
+    at once, none waits for the handshake timeout."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    flags = ["--tls-listen", f"127.0.0.1:{port}", "--tls-cert", certs.server_cert,
+             "--tls-key", certs.server_key, "--tls-client-ca", certs.ca]  # fmt: skip
+    srv = SubprocessServer(flags).start()
+    try:
+        for cert, key in [(certs.client_cert, certs.client_key)] * 6 + [(None, None)] * 2:
+            context = client_context(certs, cert, key)
+            with context.wrap_socket(
+                socket.create_connection(("127.0.0.1", port), timeout=5),
+                server_hostname="localhost", do_handshake_on_connect=False,
+            ) as tls:  # fmt: skip
+                try:
+                    tls.do_handshake()
+                    tls.sendall(b"list-tube-used\r\n")
+                    reply = tls.recv(64)
+                except ssl.SSLError:
+                    reply = b""
+            assert reply == (b"USING default\r\n" if cert else b"")
+        srv.signal(signal.SIGHUP)  # reload: the server stays up and keeps serving
+        context = client_context(certs, certs.client_cert, certs.client_key)
+        with context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5),
+                                 server_hostname="localhost") as tls:  # fmt: skip
+            tls.sendall(b"list-tube-used\r\n")
+            assert tls.recv(64) == b"USING default\r\n"
+        for _ in range(100):
+            if any("TLS certificate reloaded" in line for line in srv.log):
+                break
+            time.sleep(0.05)
+        assert any("TLS certificate reloaded" in line for line in srv.log)
     finally:
         srv.stop()

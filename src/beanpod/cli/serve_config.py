@@ -94,6 +94,8 @@ def _toml(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
+    if isinstance(value, tuple | list):  # a repeatable flag
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

@@ -21,11 +21,11 @@ EDGE_FLAGS = (
 )  # fmt: skip
 
 
-def _memory(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+def _memory(ctx: click.Context, param: click.Parameter, value: object) -> int | None:
     if value is None:
         return None
     try:
-        return parse_memory(value)
+        return parse_memory(str(value))  # a config file may give a number
     except ValueError as exc:
         raise click.BadParameter(f"{exc} (give bytes, e.g. 512M, or N%)") from None
 
@@ -47,13 +47,15 @@ def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     return value
 
 
-def _mode(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+def _mode(ctx: click.Context, param: click.Parameter, value: object) -> str | None:
+    """Kept as octal text (so --print-config shows 0660); a config file may give 660."""
     if value is None:
         return None
     try:
-        return int(value, 8)
+        int(str(value), 8)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not an octal mode such as 0660") from None
+    return str(value)
 
 
 OPTIONS = [
@@ -105,7 +107,8 @@ def edge_settings(values: dict[str, Any]) -> EdgeSettings:
         max_memory=v["max_memory"], max_jobs_per_tube=v["max_jobs_per_tube"],
         max_connections=v["max_connections"], request_timeout_s=v["request_timeout"],
         idle_timeout_s=v["idle_timeout"], allow=tuple(v["allow"]),
-        insecure_public=v["insecure_public"], tls=_tls(v), unix_mode=v["unix_mode"],
+        insecure_public=v["insecure_public"], tls=_tls(v),
+        unix_mode=None if v["unix_mode"] is None else int(v["unix_mode"], 8),
         unix_group=v["unix_group"], audit_log=v["audit_log"],
     )  # fmt: skip
 

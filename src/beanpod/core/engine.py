@@ -52,7 +52,9 @@ class Engine:
         self.journal: Journal | None = None
         self.events: EventSink | None = None
         self.timings: JobTimings | None = None  # wait/run histograms (/metrics), when on
-        self.meter: MemoryMeter | None = None  # --max-memory / --max-jobs-per-tube
+        # --max-memory / --max-jobs-per-tube; set by memory.meter_engine, which also wraps
+        # put and destroy to count what they add and drop (nothing at all when off).
+        self.meter: MemoryMeter | None = None
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
@@ -233,8 +235,6 @@ class Engine:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
-        if self.meter is not None:
-            self.meter.added(job)
         return job
 
     # ---- the public moves -----------------------------------------------------------------
@@ -365,8 +365,6 @@ class Engine:
             for hook in self.destroy_hooks:
                 hook(job)
         del self.jobs[job.id]
-        if self.meter is not None:
-            self.meter.removed(job)
         tube = job.tube
         tube.jobs -= 1
         if tube.refs > 1:

@@ -331,3 +331,21 @@ def qless_held(qless: Qless, name: str) -> tuple[int, int]:
 def timings(engine: Engine) -> JobTimings | None:
     """The wait/run histograms, when the server keeps them."""
     return engine.timings
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """The memory meter (--max-memory / --max-jobs-per-tube), for `/metrics`."""
+
+    used: int  # accounted bytes: bodies, per-job overhead, buffered connection bytes
+    cap: int | None
+    max_jobs_per_tube: int | None
+    refused: int  # puts refused for memory or a full tube
+
+
+def memory_view(engine: Engine) -> MemoryView | None:
+    """None when neither option is on (nothing is metered)."""
+    meter = engine.meter
+    if meter is None:
+        return None
+    return MemoryView(meter.used, meter.cap, meter.max_jobs_per_tube, meter.refused)

@@ -66,6 +66,7 @@ class App:
         self.dialect.output_limit = config.edge.output_hard_limit
         self.sessions: set[BeanstalkdSession] = set()
         self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
+        self.workq_dialect.output_limit = config.edge.output_hard_limit
         if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
             self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
@@ -290,6 +291,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    for address in app.tls_addresses:
+        log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     if app.http is not None:
         log.info("beanpod %s listening on http://%s (HTTP)", app.info.version, app.http.address)
     await app.serve_until_stopped()

@@ -26,20 +26,18 @@ class BatchSession(asyncio.Protocol):
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
-        self.tls = False  # set by a TLS listener's factory: handshake before serving
+        self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
         self.now = self.app.clock.now()  # the idle timeout counts from here
-        if self.app.edge.admit(self, self.transport, self.tls):
+        if self.app.edge.admit(self, self.transport):
             self.ready(self.transport)
 
     def ready(self, transport: asyncio.Transport) -> None:
         """Admitted (and, on a TLS listener, past the handshake): serve it."""
-        self.transport = transport
-        soft = self.app.edge.settings.output_soft_limit
-        transport.set_write_buffer_limits(high=soft, low=soft // 4)
+        self.transport = transport  # pauses reading past 64 KiB unread (pause_writing)
         self._registry.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -60,7 +58,7 @@ class BatchSession(asyncio.Protocol):
         self.early = None
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
+        self.lost = self.closed = True
         self.parked = False
         self._registry.discard(self)
         if self.admitted:

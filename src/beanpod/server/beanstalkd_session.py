@@ -50,6 +50,8 @@ class BeanstalkdSession(BatchSession):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.lost:
+            return
         super().connection_lost(exc)
         self.app.engine.disconnect(self.conn, self.app.clock.now())
         self.app.rearm()

@@ -37,6 +37,8 @@ class WorkqSession(BatchSession):
         note_peer(self.app.events, self.conn.id, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.lost:
+            return
         super().connection_lost(exc)
         self.dialect.workq.disconnect(self.conn, self.wait, self.app.clock.now())
         self.wait = None
@@ -71,7 +73,7 @@ class WorkqSession(BatchSession):
                 self.parked = True
                 break
             out.append(reply)
-            if isinstance(cmd, Rejected) and cmd.close:
+            if not reply or (isinstance(cmd, Rejected) and cmd.close):  # b"": output limit
                 close = True
                 break
         self._flush(out, close, mark)

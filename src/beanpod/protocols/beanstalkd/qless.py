@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless import Qless, QlessError
 from beanpod.core.qless.api import call, events_args
@@ -29,6 +29,9 @@ from beanpod.core.qless.args import Args
 from beanpod.core.qless.channels import poll
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
+
+if TYPE_CHECKING:
+    from beanpod.core.engine import Engine
 
 ERROR_WORD = b"QLESS_ERROR "
 CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
@@ -102,14 +105,14 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     if now is not None:
         s.client_time(now)
     d = s.dialect
-    if fn in CREATING and d.engine.draining:
-        return w.DRAINING
-    meter = d.engine.meter
-    if fn in CREATING and meter is not None and meter.refuses(len(body)):
-        return error(OOM)
+    refusal = _admission(d.engine, fn, len(body))
+    if refusal is not None:
+        return refusal
     q = d.qless
     if fn == EVENTS:
         return _events(s, q, args)
+    if fn == "cancel" and d.audit is not None:
+        _audit_cancel(s, q, args)
     q.caller = s.conn
     try:
         return ok(call(q, fn, args, s.now, len(body)))
@@ -121,6 +124,28 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
         return error(f"{fn}(): bad arguments: nested too deeply")
     finally:
         q.caller = None
+
+
+def _admission(engine: Engine, fn: str, nbytes: int) -> bytes | None:
+    """A job-creating call's refusal while draining or past --max-memory, else None."""
+    if fn not in CREATING:
+        return None
+    if engine.draining:
+        return w.DRAINING
+    meter = engine.meter
+    if meter is not None and meter.refuses(nbytes):
+        return error(OOM)
+    return None
+
+
+def _audit_cancel(s: Context, q: Qless, jids: list[Any]) -> None:
+    """--audit-log: cancelling a job another worker holds is an admin act."""
+    audit = s.dialect.audit
+    for jid in jids:
+        job = q.jobs.get(jid) if isinstance(jid, str) else None
+        if audit is not None and job is not None and job.reserver not in (None, s.conn):
+            assert job.reserver is not None
+            audit("delete-reserved", conn=s.conn.id, jid=jid, holder=job.reserver.id)
 
 
 def _events(s: Context, q: Qless, args: list[Any]) -> bytes | None:

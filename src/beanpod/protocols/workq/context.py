@@ -18,6 +18,7 @@ class Dialect:
         self.engine = engine
         self.workq = workq
         self.started_at = started_at  # epoch ms, for `inspect server` started
+        self.output_limit = 1 << 62  # bytes of inspect replies one batch may produce
         self.audit: Callable[..., None] | None = None  # --audit-log: admin acts are told
 
 
@@ -27,6 +28,7 @@ class Context(Protocol):
     dialect: Dialect
     conn: Conn
     now: int
+    batch_bytes: int  # bytes of inspect replies in the current batch (reset by the session)
     wait: Wait | None  # the parked run/result, cancelled if the connection closes
 
     def deliver(self, reply: bytes) -> None:

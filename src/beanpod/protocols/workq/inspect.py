@@ -18,6 +18,8 @@ from beanpod.protocols.workq import wire as w
 from beanpod.protocols.workq.commands import Command
 from beanpod.protocols.workq.context import Context
 
+CLOSE = b""  # not sent: the session closes the connection (output limit)
+
 Pairs = list[tuple[bytes, bytes]]
 
 
@@ -129,4 +131,6 @@ def inspect(s: Context, cmd: Command) -> bytes:
     count, handler = entry
     if len(rest) != count:
         return w.client_error(w.INVALID_ARGS)
-    return handler(s, rest)
+    reply = handler(s, rest)
+    s.batch_bytes += len(reply)  # pipelined inspects multiply payloads: cap a batch's output
+    return reply if s.batch_bytes <= s.dialect.output_limit else CLOSE

@@ -29,8 +29,8 @@ def check_exposure(address: str, settings: EdgeSettings) -> None:
         return
     raise StartupError(
         f"refusing to listen on {address} in plain TCP",
-        "other hosts could reach it with no allow-list and no TLS; give --allow CIDR, "
-        "--tls-listen, or --insecure-public (docs/security.md)",
+        "other hosts could reach it with no allow-list; give --allow CIDR or "
+        "--insecure-public, or keep it on loopback and add --tls-listen (docs/security.md)",
         EXIT_USAGE,
     )
 

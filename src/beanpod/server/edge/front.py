@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from beanpod.core.engine import Engine
-from beanpod.core.memory import MemoryMeter
+from beanpod.core.memory import MemoryMeter, meter_engine
 from beanpod.server.edge.audit import AuditLog
 from beanpod.server.edge.gate import Gate
-from beanpod.server.edge.settings import EdgeSettings
+from beanpod.server.edge.settings import EdgeSettings, TlsSettings
 from beanpod.server.edge.tls import Tls
 from beanpod.server.edge.watchdog import Watchdog
+from beanpod.server.startup import EXIT_USAGE, StartupError, cause
 
 log = logging.getLogger("beanpod.edge")
 
@@ -23,57 +25,43 @@ log = logging.getLogger("beanpod.edge")
 class Edge:
     def __init__(self, settings: EdgeSettings, engine: Engine, clock_ms: Callable[[], int]):
         self.settings = settings
-        self.audit = AuditLog(settings.audit_log)
+        self.audit = _audit_log(settings.audit_log)
         self.gate = Gate(settings.allow, settings.max_connections, self.audit)
         self.meter: MemoryMeter | None = None
         if settings.metered:
             self.meter = MemoryMeter(settings.max_memory, settings.max_jobs_per_tube)
-            engine.meter = self.meter
-        self.tls = Tls(settings.tls) if settings.tls is not None else None
+        self.tls = _tls(settings.tls) if settings.tls is not None else None
         self.engine = engine
         self.clock_ms = clock_ms
         self.watchdog: Watchdog | None = None
-        self._handshakes: set[asyncio.Task[None]] = set()
 
     def start(self, sessions: Callable[[], Iterable[Any]]) -> None:
         """After the WAL restored the engine: count what it holds, start the sweep."""
         if self.meter is not None:
-            jobs = self.engine.jobs.values()
-            self.meter.jobs = len(self.engine.jobs)
-            self.meter.body_bytes = sum(len(job.body) for job in jobs)
+            meter_engine(self.engine, self.meter)
         self.watchdog = Watchdog(self.settings, sessions, self.meter, self.clock_ms)
         self.watchdog.start()
 
     def stop(self) -> None:
         if self.watchdog is not None:
             self.watchdog.stop()
+        if self.tls is not None:
+            self.tls.close()
         self.audit.close()
 
     # ---- admission -----------------------------------------------------------------------
 
-    def admit(self, session: Any, transport: asyncio.Transport, tls: bool) -> bool:
-        """True: serve `session` now. False: refused and closed (before any byte was read)
-        or, on a TLS listener, admitted but handshaking (then `session.ready(transport)`)."""
+    def admit(self, session: Any, transport: asyncio.Transport) -> bool:
+        """True: serve `session` now. False: refused and closed before any byte was read.
+        A TLS listener's sessions come admitted (server/edge/tls.py)."""
+        if session.admitted:
+            return True
         if not self.gate.admit(transport):
             session.closed = True
             transport.abort()
             return False
         session.admitted = True
-        if not tls or self.tls is None:
-            return True
-        transport.pause_reading()  # the handshake reads first
-        task = asyncio.get_running_loop().create_task(self._handshake(session, transport))
-        self._handshakes.add(task)
-        task.add_done_callback(self._handshakes.discard)
-        return False
-
-    async def _handshake(self, session: Any, transport: asyncio.Transport) -> None:
-        assert self.tls is not None
-        wrapped = await self.tls.wrap(transport, session)
-        if wrapped is None:
-            session.connection_lost(None)  # asyncio will not call it: it never started
-        else:
-            session.ready(wrapped)
+        return True
 
     def left(self) -> None:
         self.gate.left()
@@ -99,3 +87,19 @@ class Edge:
         if self.tls is not None:
             keys.append((b"tls-handshakes-failed", self.tls.failed_handshakes))
         return keys
+
+
+def _audit_log(path: str | None) -> AuditLog:
+    try:
+        return AuditLog(path)
+    except OSError as exc:
+        raise StartupError(f"cannot open the audit log {path}", cause(exc), EXIT_USAGE) from exc
+
+
+def _tls(settings: TlsSettings) -> Tls:
+    try:
+        return Tls(settings)
+    except (OSError, ssl.SSLError) as exc:
+        why = cause(exc) if not isinstance(exc, ssl.SSLError) else exc.reason or str(exc)
+        raise StartupError(f"cannot load the TLS certificate {settings.cert} or key "
+                           f"{settings.key}", why, EXIT_USAGE) from exc  # fmt: skip

@@ -42,9 +42,13 @@ class Gate:
         self.refused_full = 0  # closed at accept: --max-connections reached
 
     def admit(self, transport: Any) -> bool:
+        return self.admit_peer(
+            transport.get_extra_info("peername"), transport.get_extra_info("socket")
+        )
+
+    def admit_peer(self, peer: Any, sock: Any) -> bool:
         """True: count the connection in (call `left()` when it closes). False: the
         caller closes it at once, before reading."""
-        peer = transport.get_extra_info("peername")
         if self.networks and isinstance(peer, tuple) and not self.allows(peer[0]):
             self.refused_address += 1
             self._refused(peer, "address not allowed")
@@ -55,7 +59,7 @@ class Gate:
             return False
         self.open += 1
         if not isinstance(peer, tuple):
-            _log_unix_peer(transport)
+            _log_unix_peer(sock)
         return True
 
     def left(self) -> None:
@@ -77,9 +81,8 @@ class Gate:
         return self.refused_address + self.refused_full
 
 
-def peer_uid(transport: Any) -> int | None:
+def peer_uid(sock: Any) -> int | None:
     """The uid of a unix-socket peer (Linux SO_PEERCRED), or None."""
-    sock = transport.get_extra_info("socket")
     if sock is None or sock.family != socket.AF_UNIX or not hasattr(socket, "SO_PEERCRED"):
         return None
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -87,7 +90,7 @@ def peer_uid(transport: Any) -> int | None:
     return int(uid)
 
 
-def _log_unix_peer(transport: Any) -> None:
-    uid = peer_uid(transport)
+def _log_unix_peer(sock: Any) -> None:
+    uid = peer_uid(sock)
     if uid is not None:
         log.info("unix-socket connection from uid %d", uid)

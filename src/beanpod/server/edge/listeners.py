@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import grp
 import os
+import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from beanpod.server.edge.exposure import split_host_port
 from beanpod.server.edge.settings import EdgeSettings
+from beanpod.server.edge.tls import Tls
 from beanpod.server.startup import EXIT_LISTENER, StartupError, cause, listener_error
 
 if TYPE_CHECKING:
@@ -18,45 +20,40 @@ if TYPE_CHECKING:
 
 
 async def open_tls_listeners(app: App) -> list[str]:
-    """--tls-listen (beanstalkd) and --tls-workq-listen: plain accept, then admission,
-    then the handshake (server/edge/front.py); their addresses, beanstalkd first."""
+    """--tls-listen (beanstalkd) and --tls-workq-listen: their addresses, beanstalkd
+    first. Each accepts for itself (server/edge/tls.py)."""
     from beanpod.server.beanstalkd_session import BeanstalkdSession
     from beanpod.server.workq_session import WorkqSession
 
-    tls = app.config.edge.tls
-    if tls is None:
+    tls, settings = app.edge.tls, app.config.edge.tls
+    if tls is None or settings is None:
         return []
 
     def beanstalkd() -> Any:
-        return _tls(BeanstalkdSession(app))
+        return BeanstalkdSession(app)
 
     def workq() -> Any:
-        return _tls(WorkqSession(app, app.workq_dialect))
+        return WorkqSession(app, app.workq_dialect)
 
-    addresses = await _listen(app, "beanstalkd over TLS", beanstalkd, tls.listen)
-    if tls.workq_listen is not None:
-        addresses += await _listen(app, "Workq over TLS", workq, tls.workq_listen)
+    addresses = [_listen(tls, app, "beanstalkd over TLS", beanstalkd, settings.listen)]
+    if settings.workq_listen is not None:
+        addresses.append(_listen(tls, app, "Workq over TLS", workq, settings.workq_listen))
     return addresses
 
 
-def _tls(session: Any) -> Any:
-    session.tls = True
-    return session
-
-
-async def _listen(app: App, role: str, factory: Any, where: str) -> list[str]:
-    import asyncio
-
+def _listen(tls: Tls, app: App, role: str, factory: Any, where: str) -> str:
     host, port = split_host_port(where)
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     try:
-        server = await asyncio.get_running_loop().create_server(
-            factory, host, port, backlog=1024, reuse_address=True
-        )
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(1024)
     except OSError as exc:
+        listener.close()
         raise listener_error(role, where, exc) from exc
-    app.servers.append(server)
-    names = [sock.getsockname() for sock in server.sockets]
-    return [f"{name[0]}:{name[1]}" for name in names]
+    tls.serve(listener, factory, app.edge.gate)
+    name = listener.getsockname()
+    return f"{name[0]}:{name[1]}"
 
 
 @contextlib.contextmanager

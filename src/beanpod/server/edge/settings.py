@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 FD_RESERVE = 64  # descriptors kept back from RLIMIT_NOFILE: WAL segments, logs, accept
-OUTPUT_SOFT_LIMIT = 1 << 20  # buffered replies past which a connection stops being read
-OUTPUT_HARD_LIMIT = 64 << 20  # ... and past which it is closed (replies it never read)
+# Unread replies past which a connection is closed (it stops being read sooner: at the
+# transport's 64 KiB high-water mark, see BatchSession.pause_writing).
+OUTPUT_HARD_LIMIT = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,6 @@ class EdgeSettings:
     max_connections: int | None = None  # None: RLIMIT_NOFILE minus FD_RESERVE
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # 0: no deadline
     idle_timeout_s: float = 0.0  # 0: idle connections stay open (as beanstalkd)
-    output_soft_limit: int = OUTPUT_SOFT_LIMIT
     output_hard_limit: int = OUTPUT_HARD_LIMIT
     allow: tuple[str, ...] = ()  # CIDRs; empty: every address may connect
     insecure_public: bool = False

@@ -16,6 +16,7 @@ from beanpod.server.edge.settings import EdgeSettings
 
 log = logging.getLogger("beanpod.edge")
 MAX_SWEEP_S = 1.0
+CHUNK = 1000  # connections checked per loop turn (about a millisecond)
 
 
 class Stall:
@@ -45,6 +46,11 @@ class Watchdog:
         self.closed_idle = 0
         self.closed_output = 0
         self._handle: asyncio.TimerHandle | None = None
+        self._round: list[Any] = []  # the sweep in progress: its connections, position...
+        self._at = self._io = 0
+        self._now = 0.0
+        self._next: dict[Any, Stall] = {}
+        self._stopped = False
         limits = [t for t in (settings.request_timeout_s, settings.idle_timeout_s) if t > 0]
         self.interval = min([MAX_SWEEP_S, *(t / 4 for t in limits)])
 
@@ -54,37 +60,61 @@ class Watchdog:
         return bool(s.request_timeout_s or s.idle_timeout_s or self.meter or s.output_hard_limit)
 
     def start(self) -> None:
-        if self.needed:
+        if self.needed and not self._stopped:
             self._handle = asyncio.get_running_loop().call_later(self.interval, self._sweep)
 
     def stop(self) -> None:
+        self._stopped = True
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
 
     def _sweep(self) -> None:
+        """One sweep, in chunks of CHUNK connections per loop turn: with tens of
+        thousands of connections no single turn stalls the others' commands."""
+        self._round = list(self.sessions())
+        self._at, self._io, self._next = 0, 0, {}
+        self._now = asyncio.get_running_loop().time()
+        self._chunk()
+
+    def _chunk(self) -> None:
+        if self._stopped:
+            return
+        end = self._at + CHUNK
         try:
-            self.sweep(asyncio.get_running_loop().time())
-        finally:
-            self.start()
+            for session in self._round[self._at : end]:
+                self._io += self.visit(session, self._now, self._next)
+        except Exception:  # a bug must not stop the sweeps
+            log.exception("edge sweep failed")
+        self._at = end
+        if end < len(self._round):
+            asyncio.get_running_loop().call_soon(self._chunk)
+            return
+        self.stalls, self._round = self._next, []
+        if self.meter is not None:
+            self.meter.io_bytes = self._io
+        self.start()
 
     def sweep(self, now: float) -> None:
-        io_bytes = 0
+        """A whole sweep at once (tests, measurements)."""
         stalls: dict[Any, Stall] = {}
-        for session in list(self.sessions()):
-            transport = session.transport
-            if session.closed or transport is None:
-                continue
-            out = transport.get_write_buffer_size()
-            io_bytes += out + session.parser.buffered
-            if out > self.settings.output_hard_limit:
-                self.closed_output += 1
-                self._close(session, f"{out} bytes of replies unread")
-            elif not session.parked:
-                self._check_command(session, now, stalls)
+        io_bytes = sum(self.visit(session, now, stalls) for session in list(self.sessions()))
         self.stalls = stalls
         if self.meter is not None:
             self.meter.io_bytes = io_bytes
+
+    def visit(self, session: Any, now: float, stalls: dict[Any, Stall]) -> int:
+        """Check one connection; its buffered bytes (for the memory meter)."""
+        transport = session.transport
+        if session.closed or transport is None:
+            return 0
+        out: int = transport.get_write_buffer_size()
+        if out > self.settings.output_hard_limit:
+            self.closed_output += 1
+            self._close(session, f"{out} bytes of replies unread")
+        elif not session.parked:
+            self._check_command(session, now, stalls)
+        return out + int(session.parser.buffered)
 
     def _check_command(self, session: Any, now: float, stalls: dict[Any, Stall]) -> None:
         timeout, idle = self.settings.request_timeout_s, self.settings.idle_timeout_s

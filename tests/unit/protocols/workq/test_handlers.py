@@ -21,6 +21,7 @@ class FakeSession:
         self.conn: Conn = dialect.workq.connect()
         self.now = T0
         self.wait: Wait | None = None
+        self.batch_bytes = 0  # the output limit's count (server/batch_session.py)
         self.parser = Parser()
         self.delivered: list[bytes] = []
 
