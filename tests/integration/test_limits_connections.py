@@ -12,9 +12,9 @@ import pytest
 
 from beanpod.server.edge import watchdog
 from beanpod.server.edge.settings import EdgeSettings
-from tests.integration.workq_support import WorkqServer, new_id
 from tests.support.servers import InProcessServer
 from tests.support.wire_client import RawClient
+from tests.support.workq_server import WorkqServer, new_id
 
 
 def start(**edge: object) -> InProcessServer:
