@@ -71,7 +71,8 @@ def collect_extras(enriched: DataFrame) -> ReportExtras:
     if span is None or span["first"] is None:
         return ReportExtras()
     extras = ReportExtras(span["first"], span["last"], bucket_width(span["last"] - span["first"]))
-    extras.throughput = _throughput(enriched, extras.bucket_ms)
+    if extras.bucket_ms < BUCKET_WIDTHS_MS[-1]:  # hourly: the throughput_hourly table has it
+        extras.throughput = _throughput(enriched, extras.bucket_ms)
     durations = _durations(enriched)
     quantiles = F.percentile_approx("ms", list(PERCENTILES), ACCURACY).alias("q")
     for row in durations.groupBy("queue", "kind").agg(quantiles).collect():
