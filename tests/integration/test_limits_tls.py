@@ -182,3 +182,35 @@ def test_tls_on_the_served_event_loop(certs: Certs) -> None:
         assert any("TLS certificate reloaded" in line for line in srv.log)
     finally:
         srv.stop()
+
+
+def test_http_listener_over_tls(certs: Certs) -> None:
+    """--http-tls: /healthz and /metrics over HTTPS with the same certificate; a client of
+    another CA is refused at the handshake, and plain HTTP gets no answer."""
+    import urllib.request
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    flags = ["--http", f"127.0.0.1:{port}", "--http-tls", "--tls-cert", certs.server_cert,
+             "--tls-key", certs.server_key]  # fmt: skip
+    srv = SubprocessServer(flags).start()
+    try:
+        url = f"https://localhost:{port}/healthz"
+        deadline = time.monotonic() + 10
+        while True:  # the HTTP listener may come up a moment after the beanstalkd port
+            try:
+                with urllib.request.urlopen(url, context=client_context(certs), timeout=5) as r:
+                    assert (r.status, r.read()) == (200, b'{"status": "ok"}')
+                break
+            except (ConnectionRefusedError, urllib.error.URLError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        with pytest.raises(urllib.error.URLError):  # the system CAs do not know ours
+            urllib.request.urlopen(url, context=ssl.create_default_context(), timeout=5)
+        with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+            urllib.request.urlopen(f"http://localhost:{port}/healthz", timeout=5).read()
+    finally:
+        srv.stop()

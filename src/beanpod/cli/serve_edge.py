@@ -17,7 +17,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 EDGE_FLAGS = (
     "max_memory", "max_jobs_per_tube", "max_connections", "request_timeout", "idle_timeout",
     "allow", "insecure_public", "tls_listen", "tls_workq_listen", "tls_cert", "tls_key",
-    "tls_client_ca", "tls_client_auth", "unix_mode", "unix_group", "audit_log",
+    "tls_client_ca", "tls_client_auth", "http_tls", "unix_mode", "unix_group", "audit_log",
 )  # fmt: skip
 
 
@@ -79,6 +79,8 @@ OPTIONS = [
                  "beanstalkd protocol (needs --tls-cert and --tls-key)."),
     click.option("--tls-workq-listen", callback=_address, help="ADDR:PORT of a TLS listener "
                  "for the Workq protocol."),
+    click.option("--http-tls", is_flag=True, help="Serve the HTTP listener (--http) over TLS "
+                 "with --tls-cert/--tls-key (and --tls-client-ca)."),
     click.option("--tls-cert", type=click.Path(dir_okay=False), help="PEM certificate chain."),
     click.option("--tls-key", type=click.Path(dir_okay=False), help="PEM private key."),
     click.option("--tls-client-ca", type=click.Path(dir_okay=False), help="PEM CA bundle that "
@@ -114,13 +116,15 @@ def edge_settings(values: dict[str, Any]) -> EdgeSettings:
 
 
 def _tls(v: dict[str, Any]) -> TlsSettings | None:
-    given = [name for name in ("tls_listen", "tls_workq_listen", "tls_cert") if v[name]]
-    if not given:
+    listeners = [name for name in ("tls_listen", "tls_workq_listen", "http_tls") if v[name]]
+    if not listeners and not v["tls_cert"]:
         return None
-    if not (v["tls_listen"] and v["tls_cert"] and v["tls_key"]):
-        raise click.UsageError("TLS needs --tls-listen, --tls-cert and --tls-key together")
+    if not (listeners and v["tls_cert"] and v["tls_key"]):
+        raise click.UsageError(
+            "TLS needs --tls-cert and --tls-key with --tls-listen, --tls-workq-listen or --http-tls"
+        )
     auth = v["tls_client_auth"] or ("required" if v["tls_client_ca"] else "none")
     if auth != "none" and not v["tls_client_ca"]:
         raise click.UsageError(f"--tls-client-auth {auth} needs --tls-client-ca")
     return TlsSettings(v["tls_listen"], v["tls_cert"], v["tls_key"], v["tls_client_ca"], auth,
-                       v["tls_workq_listen"])  # fmt: skip
+                       v["tls_workq_listen"], v["http_tls"])  # fmt: skip

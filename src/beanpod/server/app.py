@@ -294,7 +294,9 @@ async def run(config: ServerConfig) -> None:
     for address in app.tls_addresses:
         log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     if app.http is not None:
-        log.info("beanpod %s listening on http://%s (HTTP)", app.info.version, app.http.address)
+        scheme = "https" if app.http.ssl_context is not None else "http"
+        log.info("beanpod %s listening on %s://%s (HTTP)", app.info.version, scheme,
+                 app.http.address)  # fmt: skip
     await app.serve_until_stopped()
 
 

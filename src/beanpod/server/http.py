@@ -64,7 +64,9 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     # /metrics' wait/run histograms: kept only while someone can look at them.
     timings = JobTimings(settings.metrics_max_tubes)
     app.engine.keep_timings(timings)
-    listener = HttpListener(ctx, host, port)
+    tls = app.edge.tls  # --http-tls: the same live context (SIGHUP reloads it for HTTPS too)
+    with_tls = tls is not None and tls.settings.http
+    listener = HttpListener(ctx, host, port, tls.context if with_tls and tls else None)
     try:
         await listener.start()
     except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Callable
 
 from aiohttp import web
@@ -14,10 +15,13 @@ SHUTDOWN_GRACE = 1.0  # seconds an in-flight HTTP request may take to finish at 
 
 
 class HttpListener:
-    def __init__(self, ctx: WebContext, host: str, port: int) -> None:
+    def __init__(
+        self, ctx: WebContext, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.ctx = ctx
         self.host = host
         self.port = port
+        self.ssl_context = ssl_context  # HTTPS (--http-tls)
         self.runner: web.AppRunner | None = None
         self._timers: list[asyncio.TimerHandle] = []
         self.address = f"{host}:{port}"  # the real one (port 0 resolved) after start()
@@ -29,7 +33,9 @@ class HttpListener:
             shutdown_timeout=SHUTDOWN_GRACE,
         )  # fmt: skip
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        site = web.TCPSite(
+            runner, self.host, self.port, reuse_address=True, ssl_context=self.ssl_context
+        )
         try:
             await site.start()
         except OSError:

@@ -35,7 +35,9 @@ async def open_tls_listeners(app: App) -> list[str]:
     def workq() -> Any:
         return WorkqSession(app, app.workq_dialect)
 
-    addresses = [_listen(tls, app, "beanstalkd over TLS", beanstalkd, settings.listen)]
+    addresses = []
+    if settings.listen is not None:
+        addresses.append(_listen(tls, app, "beanstalkd over TLS", beanstalkd, settings.listen))
     if settings.workq_listen is not None:
         addresses.append(_listen(tls, app, "Workq over TLS", workq, settings.workq_listen))
     return addresses

@@ -13,12 +13,13 @@ OUTPUT_HARD_LIMIT = 64 << 20
 
 @dataclass(frozen=True)
 class TlsSettings:
-    listen: str  # ADDR:PORT of the TLS listener (beanstalkd protocol)
+    listen: str | None  # ADDR:PORT of the TLS listener (beanstalkd protocol), if any
     cert: str
     key: str
     client_ca: str | None = None
     client_auth: str = "none"  # none, optional or required
     workq_listen: str | None = None  # ADDR:PORT of a TLS Workq listener
+    http: bool = False  # --http-tls: the HTTP listener (--http) serves HTTPS too
 
 
 @dataclass(frozen=True)
