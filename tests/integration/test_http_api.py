@@ -336,3 +336,22 @@ def test_junk_never_answers_500_nor_changes_anything(http: HttpServer) -> None:
                 assert reply.status < 500, (path, body, reply.status, reply.body[:200])
                 assert reply.status >= 400 or reply.json()["dry_run"], (path, body)
         assert (c.stats_tube("work"), c.stats()["total-jobs"]) == before
+
+
+def test_api_changes_go_to_the_audit_log(tmp_path: Path) -> None:
+    """--audit-log: each change the API made is one JSON line (reads are not)."""
+    log = tmp_path / "audit.jsonl"
+    server = HttpServer(args=["--audit-log", str(log)]).start()
+    try:
+        with client(server) as c:
+            [job] = bury_some(c, [b"x"])
+            assert server.get("/api/v1/tubes").status == 200
+            assert post(server, f"/api/v1/jobs/{job}/kick").status == 200
+    finally:
+        server.stop()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    http = [line for line in lines if line["action"] == "http"]
+    assert [(h["method"], h["path"], h["status"]) for h in http] == [
+        ("POST", f"/api/v1/jobs/{job}/kick", 200)
+    ]
+    assert http[0]["peer"] == "127.0.0.1" and isinstance(http[0]["ts"], float)

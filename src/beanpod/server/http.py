@@ -59,7 +59,7 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     ctx = WebContext(
         engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
-        rearm=app.rearm, settle=partial(settle, app),
+        rearm=app.rearm, settle=partial(settle, app), audit=app.edge.audit.record,
     )  # fmt: skip
     # /metrics' wait/run histograms: kept only while someone can look at them.
     timings = JobTimings(settings.metrics_max_tubes)

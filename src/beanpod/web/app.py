@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from aiohttp import web
 
-from beanpod.web import api, auth, errors, health, login, metrics, starting, ui
+from beanpod.web import api, audit, auth, errors, health, login, metrics, starting, ui
 from beanpod.web.context import WebContext
 
 CONTEXT_KEY = web.AppKey("ctx", WebContext)
@@ -26,7 +26,12 @@ MAX_BODY = 1 << 20  # larger requests answer 413
 def build_app(ctx: WebContext, groups: Sequence[RouteGroup] | None = None) -> web.Application:
     guard = auth.Guard(ctx.settings.token)
     app = web.Application(
-        middlewares=[errors.middleware, auth.middleware(guard), starting.middleware(ctx)],
+        middlewares=[
+            errors.middleware,
+            auth.middleware(guard),
+            starting.middleware(ctx),
+            audit.middleware(ctx),
+        ],
         client_max_size=MAX_BODY,
     )
     app[CONTEXT_KEY] = ctx

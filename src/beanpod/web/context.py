@@ -97,6 +97,7 @@ class WebContext:
     readiness: Readiness = field(default_factory=Readiness)
     settings: WebSettings = field(default_factory=WebSettings)
     rearm: Callable[[], None] = lambda: None  # after engine work: arm timers, flush events
+    audit: Callable[..., None] = lambda action, **fields: None  # --audit-log: one line each
     settle: Callable[[], Awaitable[None]] = field(default=lambda: _settled())
 
     def now(self) -> int:
