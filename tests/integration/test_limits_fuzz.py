@@ -215,6 +215,4 @@ def test_deeply_nested_qless_request_is_a_qless_error(fuzz_server: WorkqServer) 
     keeper.check()
     client.close()
     keeper.close()
-    if reply == b"INTERNAL_ERROR\r\n":
-        pytest.xfail("the qless helper's branch fixes this (issue 15): INTERNAL_ERROR here")
-    assert reply.startswith(b"QLESS_ERROR ")
+    assert reply.startswith(b"QLESS_ERROR malformed request"), reply
