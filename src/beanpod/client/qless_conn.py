@@ -6,10 +6,10 @@ qless <bytes>\\r\\n<json>\\r\\n  ->  OK <bytes>\\r\\n<json>\\r\\n | QLESS_ERROR 
 from __future__ import annotations
 
 import json
-import socket
 from typing import Any
 
 from beanpod.client.reconnect import DEFAULT, Backoff
+from beanpod.client.socket_conn import SocketConn
 
 DEFAULT_PORT = 11300
 
@@ -23,7 +23,7 @@ class QlessError(Exception):
         self.message = message
 
 
-class Connection:
+class Connection(SocketConn):
     """One socket to a beanpod server. Not thread-safe: one per thread.
 
     A lost connection is re-opened with `backoff` (beanpod.client.reconnect) and the
@@ -35,29 +35,12 @@ class Connection:
         self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, timeout: float | None = 30,
         backoff: Backoff | None = DEFAULT,
     ) -> None:  # fmt: skip
-        self.address = (host, port)
-        self.timeout = timeout
+        super().__init__((host, port), timeout)
         self.backoff = backoff
-        self.sock: socket.socket | None = None
-        self._buf = bytearray()
         if backoff is None:
             self._connect()
         else:
             backoff.retrying()(self._connect)
-
-    def close(self) -> None:
-        """Close the socket; a later call reconnects."""
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-    def _connect(self) -> socket.socket:
-        self.close()
-        sock = socket.create_connection(self.address, timeout=self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._buf.clear()
-        self.sock = sock
-        return sock
 
     def call(self, fn: str, *args: Any) -> Any:
         """Run qless function `fn` on the server and return its JSON result."""

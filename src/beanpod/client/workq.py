@@ -19,6 +19,7 @@ from typing import Any
 
 from beanpod.client import workq_proto as p
 from beanpod.client.reconnect import DEFAULT, Backoff
+from beanpod.client.socket_conn import SocketConn
 from beanpod.client.workq_proto import (
     Bytesish,
     ClientError,
@@ -49,7 +50,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Client:
+class Client(SocketConn):
     """One connection to a Workq server. Not thread-safe; use one per thread.
 
     The connection is re-opened when lost (`backoff`, beanpod.client.reconnect), and the
@@ -61,11 +62,8 @@ class Client:
         self, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
         timeout: float | None = 30, backoff: Backoff | None = DEFAULT,
     ) -> None:  # fmt: skip
-        self.address = address
-        self.timeout = timeout
+        super().__init__(address, timeout)
         self.backoff = backoff
-        self.sock: socket.socket | None = None
-        self._buf = bytearray()
         self._sends = 0
         if backoff is None:
             self._connect()
@@ -79,20 +77,6 @@ class Client:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-    def close(self) -> None:
-        """Close the connection."""
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-    def _connect(self) -> socket.socket:
-        self.close()
-        sock = socket.create_connection(self.address, timeout=self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._buf.clear()
-        self.sock = sock
-        return sock
 
     def _call(
         self, data: bytes, kind: int, settled: Settled | None = None, wait_ms: int = 0
