@@ -28,6 +28,7 @@ from beanpod.server.config import ServerConfig
 from beanpod.server.workq_session import WorkqSession
 from beanpod.testing import assertions
 from beanpod.testing.clock import REAL, VIRTUAL, TestClock
+from beanpod.testing.endpoint import Endpoint
 from beanpod.testing.errors import ServerStopped
 from beanpod.testing.faults import Faults
 from beanpod.testing.loop_thread import LoopThread
@@ -41,7 +42,7 @@ HOST = "127.0.0.1"
 DEFAULT_PRIORITY = 2**16  # greenstalk's
 
 
-class BeanpodServer(assertions.Assertions):
+class BeanpodServer(assertions.Assertions, Endpoint):
     """Start with `with BeanpodServer() as server:` (or `.start()` / `.stop()`)."""
 
     def __init__(
@@ -172,14 +173,6 @@ class BeanpodServer(assertions.Assertions):
             await listener.wait_closed()
 
     # ---- where clients connect -------------------------------------------------------
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return (self.host, self.port)
-
-    @property
-    def url(self) -> str:
-        return f"beanstalk://{self.host}:{self.port}"
 
     @property
     def unix_path(self) -> str | None:

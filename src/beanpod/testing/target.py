@@ -16,6 +16,7 @@ from socket import socket as Socket
 from types import TracebackType
 from typing import Any, NoReturn
 
+from beanpod.testing.endpoint import Endpoint
 from beanpod.testing.errors import NotSupported, ServerStopped
 from beanpod.testing.server import BeanpodServer
 
@@ -45,7 +46,7 @@ def beanpod_only(what: str) -> NoReturn:
     raise NotSupported(reason)
 
 
-class BeanstalkdServer:
+class BeanstalkdServer(Endpoint):
     """A beanstalkd subprocess with the address surface of BeanpodServer."""
 
     def __init__(
@@ -106,14 +107,6 @@ class BeanstalkdServer:
         self.stop()
         self.stopped = False
         self.start()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return (self.host, self.port)
-
-    @property
-    def url(self) -> str:
-        return f"beanstalk://{self.host}:{self.port}"
 
     def socket(self) -> Socket:
         """A TCP connection (beanstalkd has no in-process socket)."""

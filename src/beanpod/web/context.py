@@ -65,18 +65,11 @@ class ServerFacts(Protocol):
 @dataclass
 class Readiness:
     """/readyz: ready once the WAL is replayed and the listeners serve; not while draining.
-    The server flips `serving`; replay progress (bytes of the log read, of its total) comes
-    from `progress` when the server gives one, else from the two fields."""
+    The server flips `serving` and gives `progress`: bytes of the log replayed, of its
+    total ((0, 0): none shown)."""
 
     serving: bool = False
-    replay_done: int = 0
-    replay_total: int = 0
-    progress: Callable[[], tuple[int, int]] | None = None
-
-    def replayed(self) -> tuple[int, int]:
-        return (
-            self.progress() if self.progress is not None else (self.replay_done, self.replay_total)
-        )
+    progress: Callable[[], tuple[int, int]] = lambda: (0, 0)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
     async def readyz(request: web.Request) -> web.Response:
         state = readiness_state(ctx)
         body: dict[str, object] = {"status": state}
-        done, total = ctx.readiness.replayed()
+        done, total = ctx.readiness.progress()
         if state == "replaying" and total:
             body["replayed"], body["total"] = done, total
         return web.json_response(body, status=200 if state == "ready" else 503)

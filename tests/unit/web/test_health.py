@@ -30,12 +30,11 @@ async def get(client: TestClient[Any, Any], path: str) -> tuple[int, Any]:
 
 def test_readyz_follows_readiness() -> None:
     ctx = context()
-    ctx.readiness.progress = None  # progress from the fields
 
     async def run() -> None:
         async with TestClient(TestServer(build_app(ctx))) as client:
             assert await get(client, "/readyz") == (503, {"status": "replaying"})
-            ctx.readiness.replay_done, ctx.readiness.replay_total = 40, 100
+            ctx.readiness.progress = lambda: (40, 100)
             assert await get(client, "/readyz") == (
                 503, {"status": "replaying", "replayed": 40, "total": 100}
             )  # fmt: skip
