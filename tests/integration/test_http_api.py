@@ -253,7 +253,7 @@ def test_a_bulk_kick_lets_other_connections_in(http: HttpServer) -> None:
         sock.sendall(
             b"".join(b"reserve-job %d\r\nbury %d 0\r\n" % (i, i) for i in range(1, 30_001))
         )
-        _read_lines(sock, 60_000)
+        _read_lines(sock, 90_000)  # per job: RESERVED and its body, then BURIED
     dry = post(http, "/api/v1/tubes/work/kick").json()
     answered = []
     stop = threading.Event()
