@@ -28,7 +28,7 @@ from beanpod.core.job import (
 )
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.memory import MemoryMeter
-from beanpod.core.pqueue import delayed_key, ready_key
+from beanpod.core.pqueue import delayed_key
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
 from beanpod.core.timings import JobTimings
@@ -254,7 +254,7 @@ class Engine:
         qless passes its own)."""
         tube = job.tube
         move(job, READY)
-        tube.ready.push(ready_key(job.pri, job.id, order), job)
+        tube.ready.push_ready(job, order)
         counts = self.counts
         counts.ready += 1
         if job.pri < URGENT_PRIORITY:

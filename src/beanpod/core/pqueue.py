@@ -72,6 +72,22 @@ class LazyHeap:
             heappush(self._heap, key)
         self._live += 1
 
+    def push_ready(self, job: Any, order: int = 0) -> None:
+        """`push(ready_key(job.pri, job.id, order), job)` in one call: the key's formula
+        and push's body written out (test_pqueue checks they agree), because each of the
+        two calls costs about 1 % of a put."""
+        if order:
+            key = (job.pri << 2 * ID_BITS) | (order << ID_BITS) | job.id
+        else:
+            key = (job.pri << 2 * ID_BITS) + job.id * _ID_TWICE
+        job.entry = key
+        run = self._run
+        if not run or key >= run[-1]:
+            run.append(key)
+        else:
+            heappush(self._heap, key)
+        self._live += 1
+
     def discard(self, item: Any) -> None:
         """Forget `item`'s live key (it stays queued, dead)."""
         item.entry = None

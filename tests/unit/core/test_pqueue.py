@@ -11,10 +11,11 @@ from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key
 
 
 class Item:
-    __slots__ = ("entry", "id")
+    __slots__ = ("entry", "id", "pri")
 
-    def __init__(self, item_id: int) -> None:
+    def __init__(self, item_id: int, pri: int = 0) -> None:
         self.id = item_id
+        self.pri = pri
         self.entry: Any = None
 
 
@@ -40,9 +41,14 @@ def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
     next_id = 1
     for op, a, b in ops:
         if op in ("push", "push_delayed"):
-            item = items[next_id] = Item(next_id)
-            key = ready_key(a, next_id, b) if op == "push" else delayed_key(a, next_id)
-            queue.push(key, item)
+            item = items[next_id] = Item(next_id, a)
+            if op == "push":  # push_ready writes ready_key's formula out: same key
+                key = ready_key(a, next_id, b)
+                queue.push_ready(item, b)
+                assert item.entry == key
+            else:
+                key = delayed_key(a, next_id)
+                queue.push(key, item)
             model[next_id] = key
             next_id += 1
         elif op == "discard" and model:
