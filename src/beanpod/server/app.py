@@ -162,20 +162,24 @@ class App:
         self.rearm()  # their TTL timers
 
     async def start(self, install_signals: bool = True) -> list[str]:
-        """Open the listeners; return their addresses."""
+        """Open the listeners; return their addresses. beanstalkd's comes first, so an
+        early client is answered while the HTTP listener loads (aiohttp is the heaviest
+        import); with a WAL, HTTP comes before the replay, so /readyz can report it."""
         loop = asyncio.get_running_loop()
         check_exposure(self.config.address, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
-        if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
-            self.http = await start_http(self, http_settings)
+        if http_settings is not None and self.config.binlog_dir is not None:
+            self.http = await start_http(self, http_settings)  # /readyz: 503 while replaying
         await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self._start_workq()
         self.tls_addresses = await open_tls_listeners(self)
+        if http_settings is not None and self.http is None:
+            self.http = await start_http(self, http_settings)
         self.readiness.serving = True
         tune_gc()
         self.trimmer.start()
