@@ -68,6 +68,9 @@ async def _work(kind: str, batches: int, fill: int) -> None:  # noqa: C901 - one
     events = kind.endswith("_ev")
     config = ServerConfig(events_dir=Path(tempfile.mkdtemp())) if events else ServerConfig()
     app = App(config)
+    extensions = getattr(app, "extensions", None)
+    if extensions is not None:  # qless and Workq: `beanpod serve` builds them as it serves
+        extensions()
     if kind.endswith("_tm"):  # the wait/run histograms /metrics keeps with --http on
         from beanpod.core.timings import JobTimings
 

@@ -1,16 +1,21 @@
 """``python -m bench.startup``: how soon after exec a server accepts a connection and
-answers its first command, for beanpod and beanstalkd (p50/p99 over N starts).
+answers its first command, for beanpod and beanstalkd (p50/p99 over N starts), and the
+CPU time the server has used by its first reply (p50; from /proc, so Linux only), which
+a busy machine disturbs far less than the wall times.
 
     python -m bench.startup                    # 20 starts of each
     python -m bench.startup --starts 50 --beanpod-cmd 'beanpod serve'
 
 beanpod runs as the installed `beanpod` script next to this Python (not a shell shim:
-pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured.
+pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured,
+its bytecode compiled first, as an installed package has it (`--from-source` skips that:
+with PYTHONDONTWRITEBYTECODE=1 and no __pycache__ every start compiles what it imports).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shlex
 import socket
@@ -43,8 +48,15 @@ def connect_soon(port: int, deadline: float) -> socket.socket:
             time.sleep(0.0002)
 
 
-def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(ms to the first accepted connect, ms to the first reply) after exec."""
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) process `pid` has used so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(ms to the first accepted connect, ms to the first reply, CPU ms by then)."""
     port = free_port()
     start = time.perf_counter()
     proc = subprocess.Popen([*argv, "-l", "127.0.0.1", "-p", str(port)], env=env,
@@ -55,12 +67,13 @@ def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
             sock.sendall(b"list-tube-used\r\n")
             reply = sock.recv(64)
             answered = time.perf_counter()
+            cpu = cpu_ms(proc.pid)
         if not reply.startswith(b"USING"):
             raise RuntimeError(f"unexpected reply {reply!r}")
     finally:
         proc.terminate()
         proc.wait()
-    return (accepted - start) * 1000, (answered - start) * 1000
+    return (accepted - start) * 1000, (answered - start) * 1000, cpu
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -71,14 +84,16 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def measure(name: str, argv: list[str], env: dict[str, str], starts: int) -> str:
-    accepts, replies = [], []
+    accepts, replies, cpus = [], [], []
     for _ in range(starts):
-        accepted, answered = one_start(argv, env)
+        accepted, answered, cpu = one_start(argv, env)
         accepts.append(accepted)
         replies.append(answered)
+        cpus.append(cpu)
     return (
         f"| {name} | {percentile(accepts, 50):.1f} | {percentile(accepts, 99):.1f} "
-        f"| {percentile(replies, 50):.1f} | {percentile(replies, 99):.1f} |"
+        f"| {percentile(replies, 50):.1f} | {percentile(replies, 99):.1f} "
+        f"| {percentile(cpus, 50):.0f} |"
     )
 
 
@@ -98,14 +113,19 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=20)
     parser.add_argument("--beanstalkd", default="beanstalkd")
     parser.add_argument("--beanpod-cmd", help="command that starts beanpod (before -l/-p)")
+    parser.add_argument("--from-source", action="store_true",
+                        help="do not compile the tree's bytecode first")  # fmt: skip
     opts = parser.parse_args(args)
+    if not opts.from_source:
+        compileall.compile_dir(REPO / "src", quiet=1)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p
     )
-    print(f"{opts.starts} starts each; ms after exec (-l 127.0.0.1 -p <free port>)\n")
-    print("| server | accept p50 | accept p99 | first reply p50 | first reply p99 |")
-    print("|---|---|---|---|---|")
+    print(f"{opts.starts} starts each; ms after exec (-l 127.0.0.1 -p <free port>); "
+          f"load {os.getloadavg()[0]:.1f}\n")  # fmt: skip
+    print("| server | accept p50 | accept p99 | first reply p50 | first reply p99 | CPU ms |")
+    print("|---|---|---|---|---|---|")
     print(measure("beanpod", beanpod_argv(opts.beanpod_cmd), env, opts.starts), flush=True)
     print(measure("beanstalkd", [opts.beanstalkd], env, opts.starts))
     return 0

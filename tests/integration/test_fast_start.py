@@ -1,5 +1,7 @@
 """`beanpod serve` opens its port before its heavy imports and hands that socket to the
-server: a client that connects at once is accepted, then answered (TCP and UNIX)."""
+server: a client that connects at once is accepted, then answered (TCP and UNIX), and
+that answer waits for neither the HTTP listener's aiohttp nor the qless and Workq
+extensions, which load after beanstalkd serves."""
 
 from __future__ import annotations
 
@@ -51,7 +53,12 @@ def connect_soon(family: socket.AddressFamily, address: object) -> socket.socket
 
 
 def ask(sock: socket.socket) -> bytes:
-    with sock, sock.makefile("rb") as replies:
+    with sock:
+        return ask_on(sock)
+
+
+def ask_on(sock: socket.socket) -> bytes:
+    with sock.makefile("rb") as replies:
         sock.sendall(b"list-tube-used\r\n")
         return replies.readline()
 
@@ -81,3 +88,76 @@ def test_an_early_connection_is_answered_over_a_unix_socket(tmp_path: Path) -> N
     argv = [sys.executable, "-m", "beanpod", "serve", "-l", f"unix:{path}", "--workq-port", "0"]
     with serving(argv):
         assert ask(connect_soon(socket.AF_UNIX, str(path))) == b"USING default\r\n"
+
+
+# `beanpod serve` in a process whose imports of aiohttp (the HTTP listener) and of the
+# qless extension wait until the test creates RELEASE: the first reply can only come if
+# serving beanstalkd needs neither of them.
+HOLD = """
+import importlib.abc, os, sys, time
+release = sys.argv[1]
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        while name in ("aiohttp", "beanpod.core.qless") and not os.path.exists(release):
+            time.sleep(0.005)
+sys.meta_path.insert(0, Hold())
+sys.argv = ["beanpod", "serve", *sys.argv[2:]]
+from beanpod.cli import main
+main()
+"""
+
+
+def qless_request(sock: socket.socket, fn: str) -> bytes:
+    body = f'{{"fn": "{fn}", "args": []}}'.encode()
+    sock.sendall(b"qless %d\r\n%s\r\n" % (len(body), body))
+    return sock.recv(4096)
+
+
+def test_the_first_reply_does_not_wait_for_aiohttp_or_qless(tmp_path: Path) -> None:
+    release, port, http_port = tmp_path / "release", free_port(), free_port()
+    argv = [sys.executable, "-c", HOLD, str(release), "-l", "127.0.0.1", "-p", str(port),
+            "--workq-port", "0", "--http", f"127.0.0.1:{http_port}"]  # fmt: skip
+    with serving(argv) as proc:
+        sock = connect_soon(socket.AF_INET, ("127.0.0.1", port))
+        sock.settimeout(GIVE_UP_S)
+        assert ask_on(sock) == b"USING default\r\n"  # served, both imports still held
+        release.touch()
+        assert qless_request(sock, "queues") == b"OK 2\r\n[]\r\n"
+        sock.close()
+        assert proc.stderr is not None
+        assert "(HTTP)" in "".join(proc.stderr.readline() for _ in range(2))
+
+
+def test_a_qless_request_first_loads_the_extension_itself(tmp_path: Path) -> None:
+    """A qless request that comes before the server has loaded its extensions waits for
+    them (here: for the held import) and is answered."""
+    release, port = tmp_path / "release", free_port()
+    argv = [sys.executable, "-c", HOLD, str(release), "-l", "127.0.0.1", "-p", str(port),
+            "--workq-port", "0", "--http", "off"]  # fmt: skip
+    with serving(argv):
+        sock = connect_soon(socket.AF_INET, ("127.0.0.1", port))
+        sock.settimeout(GIVE_UP_S)
+        assert ask_on(sock) == b"USING default\r\n"
+        body = b'{"fn": "queues", "args": []}'
+        sock.sendall(b"qless %d\r\n%s\r\n" % (len(body), body))
+        time.sleep(0.2)  # the request is read and waits on the held import
+        release.touch()
+        assert sock.recv(4096) == b"OK 2\r\n[]\r\n"
+        sock.close()
+
+
+def test_serving_beanstalkd_imports_no_extension_or_web_module() -> None:
+    """What `beanpod serve` imports before it answers: no aiohttp, web listener, qless,
+    Workq, WAL or event-log module (they load after, or with their options)."""
+    probe = (
+        "import sys, beanpod.cli.serve, beanpod.server.app; "
+        "print(' '.join(m for m in sys.modules if m.split('.')[0] == 'aiohttp' "
+        "or m.startswith(('beanpod.web.listener', 'beanpod.core.qless', 'beanpod.core.workq', "
+        "'beanpod.server.workq', 'beanpod.server.extensions', 'beanpod.storage', "
+        "'beanpod.events'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    assert out.split() == []

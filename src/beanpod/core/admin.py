@@ -2,37 +2,28 @@
 
 Each one is what a protocol command does (the same engine operations, so the write-ahead
 log and the event log record it), including the disk-space check made before changing
-anything. Results are plain values; the protocol handler and the API word them.
+anything. Results are plain values; the protocol handler and the API word them. The
+qless operator move is in core/admin_qless.py: the beanstalkd verbs import this module,
+and a plain beanstalkd server does not load the qless extension.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import JobState
-from beanpod.core.qless.api import call
-from beanpod.core.qless.errors import QlessError
 from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
     from beanpod.core.job import Job
-    from beanpod.core.qless.store import Qless
     from beanpod.core.tube import Tube
 
 KICK_RECORD = 64  # room asked per kicked job (an update record)
 ROOM_CHUNK = 4096  # room is asked for at most this many jobs at a time
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()")
-
-
-class Refused(Exception):
-    """A qless function refused (its qless wording in `message`)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class Outcome(Enum):
@@ -123,12 +114,3 @@ def operator_conn(engine: Engine) -> Conn:
     conn.watch = []
     engine.next_conn_id += 1
     return conn
-
-
-def qless_call(q: Qless, fn: str, args: list[Any], now: int) -> Any:
-    """A qless function that changes state (`unfail`, `retry`, ...), run as the `qless`
-    command runs it (the disk-space check first; Refused with qless's wording)."""
-    try:
-        return call(q, fn, args, now)
-    except QlessError as exc:
-        raise Refused(exc.message) from None

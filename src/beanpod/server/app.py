@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import signal
 import sys
@@ -11,10 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
-from beanpod.core.qless import Qless
-from beanpod.core.workq import Workq
 from beanpod.protocols.beanstalkd.context import Dialect
-from beanpod.protocols.workq.context import Dialect as WorkqDialect
 from beanpod.server import early_listen
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
@@ -35,12 +33,16 @@ from beanpod.server.startup import (
     check_writable_dir,
     listener_error,
 )
-from beanpod.server.workq_session import WorkqSession
 from beanpod.web.context import Readiness
 
 if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
+    from beanpod.core.qless import Qless
+    from beanpod.core.workq import Workq
     from beanpod.events.writer import EventWriter
+    from beanpod.protocols.workq.context import Dialect as WorkqDialect
     from beanpod.server.durability import Durability
+    from beanpod.server.extensions import Extensions
+    from beanpod.server.workq_session import WorkqSession
     from beanpod.storage.segments import FileIO
     from beanpod.web.listener import HttpListener
 
@@ -55,20 +57,17 @@ class App:
         if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
             self.clock.on_move = self._clock_moved
         self.engine = Engine()
-        self.info = ProcessInfo(self.clock.now())
+        self.started_at = self.clock.now()
+        self.info = ProcessInfo(self.started_at)
         self.info.binlog_max_size = config.segment_size
         self.edge = Edge(config.edge, self.engine, self.clock.now)  # limits, TLS, audit
         self.info.edge_stats = self.edge.stats
-        # The engine's extensions, built here and handed to the protocol layers.
-        self.qless = Qless(self.engine)
-        self.workq = Workq(self.engine)
-        self.dialect = Dialect(self.engine, self.info, config.max_job_size, self.qless)
+        self._extensions: Extensions | None = None  # qless and Workq: see extensions()
+        self.dialect = Dialect(self.engine, self.info, config.max_job_size, lambda: self.qless)
         self.dialect.output_limit = config.edge.output_hard_limit
         self.sessions: set[BeanstalkdSession] = set()
-        self.workq_dialect = WorkqDialect(self.engine, self.workq, self.clock.now())
-        self.workq_dialect.output_limit = config.edge.output_hard_limit
-        if self.edge.audit.enabled:  # admin acts of both dialects go to --audit-log
-            self.dialect.audit = self.workq_dialect.audit = self.edge.audit.record
+        if self.edge.audit.enabled:  # admin acts of the beanstalkd dialect go to --audit-log
+            self.dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
         self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
@@ -94,6 +93,35 @@ class App:
             self.engine.events = self.events
             # Connection ids must stay unique in the log across restarts.
             self.engine.next_conn_id = self.clock.now() * 1000
+
+    # ---- the engine's extensions (qless, Workq): built on first use -------------------
+
+    def extensions(self) -> Extensions:
+        """Built on first use (server/extensions.py says when): their ~40 modules load
+        after beanstalkd serves, not before."""
+        if self._extensions is None:
+            from beanpod.server.extensions import Extensions
+
+            self._extensions = Extensions(self)
+        return self._extensions
+
+    async def load_extensions(self) -> None:
+        """Import the extensions on a worker thread (the loop answers meanwhile), then
+        build them on the loop."""
+        await asyncio.to_thread(_import_extensions)
+        self.extensions()
+
+    @property
+    def qless(self) -> Qless:
+        return self.extensions().qless
+
+    @property
+    def workq(self) -> Workq:
+        return self.extensions().workq
+
+    @property
+    def workq_dialect(self) -> WorkqDialect:
+        return self.extensions().workq_dialect
 
     # ---- the ticker: one armed loop timer for the engine's earliest deadline ----------
 
@@ -156,26 +184,34 @@ class App:
         indexes and timers (the test harness opens its own listeners after this)."""
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        if self.config.binlog_dir is None:
+            return  # no jobs to restore: the extensions can load once beanstalkd serves
+        await self.load_extensions()  # the log may hold their jobs
         await self._open_wal()
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers
 
     async def start(self, install_signals: bool = True) -> list[str]:
-        """Open the listeners; return their addresses."""
+        """Open the listeners; return their addresses. beanstalkd's comes first, so an
+        early client is answered while the HTTP listener loads (aiohttp is the heaviest
+        import); with a WAL, HTTP comes before the replay, so /readyz can report it."""
         loop = asyncio.get_running_loop()
         check_exposure(self.config.address, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
-        if http_settings is not None:  # up before the WAL replay: /readyz answers 503 then
-            self.http = await start_http(self, http_settings)
+        if http_settings is not None and self.config.binlog_dir is not None:
+            self.http = await start_http(self, http_settings)  # /readyz: 503 while replaying
         await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
+        await self.load_extensions()  # while beanstalkd is answered
         await self._start_workq()
         self.tls_addresses = await open_tls_listeners(self)
+        if http_settings is not None and self.http is None:
+            self.http = await start_http(self, http_settings)
         self.readiness.serving = True
         tune_gc()
         self.trimmer.start()
@@ -188,10 +224,15 @@ class App:
             return
 
         def session() -> WorkqSession:
-            return WorkqSession(self, self.workq_dialect)
+            return self.workq_session()
 
         server = await self._listen("Workq", session, port, suffix=".workq")
         self.workq_addresses = _addresses(server)
+
+    def workq_session(self) -> WorkqSession:
+        from beanpod.server.extensions import WorkqSession  # loaded with the extensions
+
+        return WorkqSession(self, self.workq_dialect)
 
     async def _listen(
         self, role: str, factory: Callable[[], asyncio.Protocol], port: int, suffix: str = ""
@@ -298,6 +339,14 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s://%s (HTTP)", app.info.version, scheme,
                  app.http.address)  # fmt: skip
     await app.serve_until_stopped()
+
+
+def _import_extensions() -> None:
+    # The `qless` command's module first: a request that arrives meanwhile imports it on
+    # the loop's thread, and both threads taking the module locks in one order cannot
+    # deadlock (one waits for the other's import to finish).
+    importlib.import_module("beanpod.protocols.beanstalkd.qless")
+    importlib.import_module("beanpod.server.extensions")
 
 
 def _addresses(server: asyncio.Server) -> list[str]:

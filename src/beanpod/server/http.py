@@ -3,6 +3,7 @@ anything else starts, and a bind failure names the listener like the others do."
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,7 @@ from beanpod.core.timings import JobTimings
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
 from beanpod.server.web_settle import settle
-from beanpod.web.auth import is_loopback
+from beanpod.web.address import is_loopback
 from beanpod.web.context import WebContext, WebSettings
 
 FOLD_EVERY = 1.0  # seconds between folds of pending job times into the histograms
@@ -51,9 +52,15 @@ def web_settings(app: App) -> WebSettings | None:
                        analytics_dir=config.analytics_dir)  # fmt: skip
 
 
-async def start_http(app: App, settings: WebSettings) -> HttpListener:
+def _listener_class() -> type[HttpListener]:
     from beanpod.web.listener import HttpListener  # aiohttp loads only when HTTP is on
 
+    return HttpListener
+
+
+async def start_http(app: App, settings: WebSettings) -> HttpListener:
+    # Imported on a worker thread: the loop keeps answering beanstalkd meanwhile.
+    listener_class = await asyncio.to_thread(_listener_class)
     assert app.config.http is not None
     host, port = app.config.http
     ctx = WebContext(
@@ -66,7 +73,7 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     app.engine.keep_timings(timings)
     tls = app.edge.tls  # --http-tls: the same live context (SIGHUP reloads it for HTTPS too)
     with_tls = tls is not None and tls.settings.http
-    listener = HttpListener(ctx, host, port, tls.context if with_tls and tls else None)
+    listener = listener_class(ctx, host, port, tls.context if with_tls and tls else None)
     try:
         await listener.start()
     except OSError as exc:

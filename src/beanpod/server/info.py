@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import resource
-import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,7 +21,7 @@ class ProcessInfo:
         uname = os.uname()
         self.pid = os.getpid()
         self.version = __version__
-        self.instance_id = secrets.token_hex(8)  # 16 hex characters, as beanstalkd
+        self.instance_id = os.urandom(8).hex()  # 16 hex characters, as beanstalkd
         self.hostname = uname.nodename
         self.os_name = uname.version
         self.platform = uname.machine or platform.machine()

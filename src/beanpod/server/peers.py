@@ -4,8 +4,10 @@ worker that gives no name of its own (a plain beanstalkd client) by where it con
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from beanpod.events.writer import EventWriter
+if TYPE_CHECKING:  # the event log's modules load only with --events
+    from beanpod.events.writer import EventWriter
 
 
 def peer_name(transport: asyncio.BaseTransport) -> str:

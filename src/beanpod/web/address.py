@@ -3,7 +3,10 @@ interface), or `off`."""
 
 from __future__ import annotations
 
+from ipaddress import ip_address
+
 DEFAULT_HTTP = "127.0.0.1:11380"
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
 
 
 def parse_http_address(text: str) -> tuple[str, int] | None:
@@ -15,3 +18,15 @@ def parse_http_address(text: str) -> tuple[str, int] | None:
         raise ValueError(f"{text!r} is not ADDR:PORT (e.g. 127.0.0.1:11380) or off")
     host = host.strip("[]") or "0.0.0.0"  # ":PORT": every interface (needs a token)
     return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    """A loopback name or address (`[::1]` too). Here, not in web.auth, so the server can
+    check --http before it loads aiohttp."""
+    host = host.strip("[]").lower()
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False

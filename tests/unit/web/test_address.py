@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from beanpod.web.address import parse_http_address
-from beanpod.web.auth import is_loopback
+from beanpod.web.address import is_loopback, parse_http_address
 
 
 @pytest.mark.parametrize(

@@ -66,19 +66,26 @@ class ServerInfo(Protocol):
 class Dialect:
     """State shared by every beanstalkd connection of one server."""
 
-    def __init__(self, engine: Engine, info: ServerInfo, max_job_size: int, qless: Qless) -> None:
+    def __init__(
+        self, engine: Engine, info: ServerInfo, max_job_size: int, qless: Callable[[], Qless]
+    ) -> None:
         self.engine = engine
         self.info = info
         self.max_job_size = max_job_size
         # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
         # never prints), so handlers can count with one dict update.
         self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
-        self.qless = qless  # qless job features (the `qless` extension command)
+        self._qless = qless  # builds the qless extension on first use (server/app.py)
         # Error replies by (verb, reply), counted where a handler refuses (off the success
         # path); parser rejections count under commands.ERROR.
         self.errors: dict[tuple[bytes, bytes], int] = {}
         self.output_limit = 1 << 62  # bytes of peek replies one batch may produce
         self.audit: Callable[..., None] | None = None  # --audit-log: admin verbs are told
+
+    @property
+    def qless(self) -> Qless:
+        """qless job features (the `qless` extension command)."""
+        return self._qless()
 
     def failed(self, verb: bytes, reply: bytes) -> bytes:
         """Count the error `reply` to `verb`, and return it."""

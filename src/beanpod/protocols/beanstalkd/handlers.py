@@ -14,7 +14,7 @@ from beanpod.core import admin
 from beanpod.core.job import Job
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT, ReserveOutcome
 from beanpod.protocols.beanstalkd import commands as c
-from beanpod.protocols.beanstalkd import inspect, qless
+from beanpod.protocols.beanstalkd import inspect
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
@@ -233,6 +233,20 @@ def quit_(s: Context, cmd: tuple[Any, ...]) -> bytes:
     return CLOSE
 
 
+def qless_request(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
+    """qless <bytes>\\r\\n<json>\\r\\n (beanpod extension, protocols/beanstalkd/qless.py).
+    That module imports the qless extension (~30 modules), which a plain beanstalkd client
+    never needs: it loads here on first use, unless the server has loaded it already."""
+    from beanpod.protocols.beanstalkd import qless
+
+    return qless.qless(s, cmd)
+
+
+def qless_too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:
+    """qless <bytes> over max-job-size: the body was read and discarded."""
+    return w.JOB_TOO_BIG
+
+
 HANDLERS: dict[bytes, Handler] = {
     w.PUT: put, c.PUT_TOO_BIG: put_too_big, c.PUT_TRAILING: put_trailing,
     c.PUT_BAD_CRLF: put_bad_crlf, c.ERROR: error, w.USE: use, w.RESERVE: reserve,
@@ -244,5 +258,5 @@ HANDLERS: dict[bytes, Handler] = {
     w.STATS: inspect.stats, w.STATS_JOB: inspect.stats_job, w.STATS_TUBE: inspect.stats_tube,
     w.LIST_TUBES: inspect.list_tubes, w.LIST_TUBE_USED: inspect.list_tube_used,
     w.LIST_TUBES_WATCHED: inspect.list_tubes_watched,
-    w.QLESS: qless.qless, c.QLESS_TOO_BIG: qless.too_big,  # beanpod extension
+    w.QLESS: qless_request, c.QLESS_TOO_BIG: qless_too_big,  # beanpod extension
 }  # fmt: skip

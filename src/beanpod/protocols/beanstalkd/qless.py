@@ -158,8 +158,3 @@ def _events(s: Context, q: Qless, args: list[Any]) -> bytes | None:
         return error(f"events(): bad arguments: {exc}")
     found = poll(q, s.now, s.conn, wanted, cursor, timeout_ms, count, lambda r: s.answer(ok(r)))
     return None if found is None else ok(found)
-
-
-def too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:
-    """qless <bytes> over max-job-size: the body was read and discarded."""
-    return w.JOB_TOO_BIG

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from beanpod.core import admin, query
+from beanpod.core import admin, admin_qless, query
 from beanpod.web.api import params
 from beanpod.web.api.state import Api
 from beanpod.web.errors import ApiError
@@ -105,8 +105,8 @@ async def _unfail_all(api: Api, queue: str, group: str) -> int:
     ctx, q, done = api.ctx, _q(api), 0
     while True:
         try:
-            moved = admin.qless_call(q, "unfail", [queue, group, UNFAIL_SLICE], ctx.now())
-        except admin.Refused as exc:
+            moved = admin_qless.qless_call(q, "unfail", [queue, group, UNFAIL_SLICE], ctx.now())
+        except admin_qless.Refused as exc:
             raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
         done += int(moved)
         ctx.rearm()
