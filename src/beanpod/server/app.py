@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from beanpod.core.engine import Engine
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.server import early_listen
+from beanpod.server.background import off_the_loop
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
@@ -108,7 +109,7 @@ class App:
     async def load_extensions(self) -> None:
         """Import the extensions on a worker thread (the loop answers meanwhile), then
         build them on the loop."""
-        await asyncio.to_thread(_import_extensions)
+        await off_the_loop(_import_extensions)
         self.extensions()
 
     @property

@@ -3,11 +3,11 @@ anything else starts, and a bind failure names the listener like the others do."
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from typing import TYPE_CHECKING
 
 from beanpod.core.timings import JobTimings
+from beanpod.server.background import off_the_loop
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
 from beanpod.server.web_settle import settle
@@ -60,7 +60,7 @@ def _listener_class() -> type[HttpListener]:
 
 async def start_http(app: App, settings: WebSettings) -> HttpListener:
     # Imported on a worker thread: the loop keeps answering beanstalkd meanwhile.
-    listener_class = await asyncio.to_thread(_listener_class)
+    listener_class = await off_the_loop(_listener_class)
     assert app.config.http is not None
     host, port = app.config.http
     ctx = WebContext(
