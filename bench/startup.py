@@ -10,6 +10,8 @@ beanpod runs as the installed `beanpod` script next to this Python (not a shell 
 pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured,
 its bytecode compiled first, as an installed package has it (`--from-source` skips that:
 with PYTHONDONTWRITEBYTECODE=1 and no __pycache__ every start compiles what it imports).
+A third row, "python floor", is a five-line Python server that answers at once: what
+the interpreter's own start costs on this machine (with its `site` and .pth files).
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float, float
     return (accepted - start) * 1000, (answered - start) * 1000, cpu
 
 
+# The floor for any Python server on this machine: the interpreter starts (with `site`,
+# and whatever .pth files the installation runs), binds, accepts and answers at once.
+PYTHON_FLOOR = (
+    "import socket, sys\n"
+    "listener = socket.create_server((sys.argv[2], int(sys.argv[4])))\n"
+    "conn = listener.accept()[0]\n"
+    "conn.recv(64)\n"
+    "conn.sendall(b'USING default\\r\\n')\n"
+    "conn.recv(1)\n"
+)
+
+
 def percentile(values: list[float], pct: float) -> float:
     """Nearest-rank percentile (p99 of 20 starts is the slowest)."""
     ordered = sorted(values)
@@ -127,7 +141,8 @@ def main(args: list[str] | None = None) -> int:
     print("| server | accept p50 | accept p99 | first reply p50 | first reply p99 | CPU ms |")
     print("|---|---|---|---|---|---|")
     print(measure("beanpod", beanpod_argv(opts.beanpod_cmd), env, opts.starts), flush=True)
-    print(measure("beanstalkd", [opts.beanstalkd], env, opts.starts))
+    print(measure("beanstalkd", [opts.beanstalkd], env, opts.starts), flush=True)
+    print(measure("python floor", [sys.executable, "-c", PYTHON_FLOOR], env, opts.starts))
     return 0
 
 
