@@ -13,20 +13,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from beanpod.web.errors import ApiError
+from beanpod.web.hosts import is_loopback
 
 SESSION_COOKIE = "beanpod_session"
 CSRF_COOKIE = "beanpod_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
-LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
 
 
 class Guard:
@@ -103,16 +102,6 @@ def middleware(guard: Guard) -> Middleware:
 def csrf_token(request: web.Request) -> str:
     """The value a page must echo in the X-CSRF-Token header of its mutating requests."""
     return request.app[GUARD_KEY].csrf
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(host: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from beanpod.web.address import parse_http_address
-from beanpod.web.auth import is_loopback
+from beanpod.web.hosts import is_loopback
 
 
 @pytest.mark.parametrize(
