@@ -163,6 +163,14 @@ class Restorer:
             self.created, self.next_id = created_last, next_id
         return count
 
+    def adopt_tube(self, name: str) -> Tube:
+        """The tube `name` (created in the engine), known to the fold by name and bytes."""
+        tube = self.tubes.get(name)
+        if tube is None:
+            tube = self.tubes[name] = self.engine.tube(name)
+            self.tubes_by_bytes[tube.name_bytes] = tube
+        return tube
+
     def feed(self, file: int, rec: Record) -> None:
         if isinstance(rec, PutRecord):
             self._put(file, rec)
@@ -182,10 +190,7 @@ class Restorer:
 
     def _put(self, file: int, rec: PutRecord) -> None:
         jobs, jid = self.jobs, rec.id
-        tube = self.tubes.get(rec.tube)
-        if tube is None:
-            tube = self.tubes[rec.tube] = self.engine.tube(rec.tube)
-            self.tubes_by_bytes[rec.tube.encode()] = tube
+        tube = self.adopt_tube(rec.tube)
         job = Job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created)
         fold_logged_state(job, _state(rec.state))
         job.deadline = rec.deadline

@@ -10,8 +10,8 @@ from beanpod.core.timings import JobTimings
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
 from beanpod.server.web_settle import settle
-from beanpod.web.hosts import is_loopback
 from beanpod.web.context import WebContext, WebSettings
+from beanpod.web.hosts import is_loopback
 
 FOLD_EVERY = 1.0  # seconds between folds of pending job times into the histograms
 

@@ -1,0 +1,244 @@
+"""The shutdown snapshot (DIR/snapshot): a start-up from it plus the segments after it
+restores what a replay of the whole log restores; a damaged or outdated snapshot is set
+aside and the log replayed whole; a snapshot that checks out but does not decode stops
+start-up, naming the file."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from beanpod.core.engine import Engine
+from beanpod.core.workq import Workq
+from beanpod.server.durability import Durability, WalSettings
+from beanpod.storage import snapshot as snapshot_file
+from beanpod.storage.recovery import CorruptLog
+from tests.support.servers import SubprocessServer
+
+NOW = 1_700_000_000_000
+SMALL = 1 << 14  # segments small enough that the jobs span several
+
+
+def settings(directory: Path) -> WalSettings:
+    return WalSettings(directory, segment_size=SMALL, snapshot_min_jobs=1)
+
+
+def image(engine: Engine) -> dict[str, Any]:
+    """Everything a restart restores, in a form two engines can be compared by."""
+    jobs = {j.id: (j.tube.name, j.state, j.pri, j.delay, j.ttr, j.created, j.body,
+                   j.counters, j.file, j.ext.encode() if j.ext else None)
+            for j in engine.jobs.values()}  # fmt: skip
+    tubes = {t.name: (list(t.buried), t.pause_ms, t.pause_until, len(t.ready), len(t.delayed))
+             for t in engine.tube_list}  # fmt: skip
+    delayed = {j.id: j.deadline for j in engine.jobs.values() if j.state == 1}
+    counts = engine.counts
+    return {"jobs": jobs, "tubes": tubes, "delayed": delayed, "next": engine.next_id,
+            "counts": (counts.ready, counts.delayed, counts.buried, counts.urgent)}  # fmt: skip
+
+
+def workload(engine: Engine) -> None:
+    """Jobs in every engine state, over several tubes and segments: buried in an order
+    other than put order, counters, a reserved job, a paused tube, a Workq job."""
+    conn = engine.connect()
+    tubes = [engine.tube(name) for name in ("a", "b", "c")]
+    for i in range(300):
+        engine.put(conn, tubes[i % 3], 100 + i % 7, 0, 60_000, b"body-%d" % i * (i % 5), NOW)
+    engine.put(conn, tubes[0], 5, 30_000, 60_000, b"later", NOW)
+    engine.watch(conn, "b")
+    engine.watch(conn, "c")
+    for job_id in (30, 3, 17, 8, 29):  # bury out of put order
+        engine.reserve_job(conn, job_id, NOW)
+        engine.bury(conn, job_id, 2000 + job_id, NOW)
+    engine.kick_job(conn, 8, NOW)
+    for job_id in (40, 41):
+        engine.reserve_job(conn, job_id, NOW)
+        engine.release(conn, job_id, 7, 0, NOW)
+    engine.delete(conn, 50, NOW)
+    engine.reserve_job(conn, 60, NOW)  # still reserved at shutdown: comes back ready
+    engine.pause_tube(conn, "c", 3_600_000, NOW)
+    Workq(engine)  # registers its extension codec
+    assert engine.journal is not None
+    engine.journal.record_state("qless.config/heartbeat", b"90")
+
+
+async def run(directory: Path, work: Any = None, close: bool = True) -> Engine:
+    engine = Engine()
+    Workq(engine)
+    wal = Durability(engine, settings(directory))
+    wal.open(NOW)
+    if work is not None:
+        work(engine)
+    if close:
+        await wal.aclose()
+    else:  # a crash once the records are written: no snapshot
+        wal.commit.flush()
+        wal.writer.close()
+        assert wal.lock is not None
+        wal.lock.release()
+    return engine
+
+
+def unreserved(engine: Engine) -> Engine:
+    """The job reserved at shutdown keeps the reserve the log never recorded (as a
+    migration of it would): the one difference from a replay of the whole log."""
+    assert engine.jobs[60].reserves == 1
+    engine.jobs[60].reserves = 0
+    return engine
+
+
+def replayed_whole(directory: Path, scratch: Path) -> dict[str, Any]:
+    """What a start-up without the snapshot restores (on a copy)."""
+    shutil.copytree(directory, scratch)
+    snapshot_file.remove(scratch)
+    return image(asyncio.run(run(scratch, close=False)))
+
+
+def test_a_clean_shutdown_writes_a_snapshot_that_restores_what_the_log_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+    assert snapshot_file.path_of(wal_dir).exists()
+    expected = replayed_whole(wal_dir, tmp_path / "copy")
+    with caplog.at_level(logging.INFO, "beanpod.wal"):
+        restored = asyncio.run(run(wal_dir, close=False))
+    assert "WAL snapshot" in caplog.text and "300 jobs" in caplog.text
+    assert image(unreserved(restored)) == expected
+    assert list(restored.tubes["c"].buried) == [30, 3]  # bury order, not put order
+    assert list(restored.tubes["b"].buried) == [17, 29]
+    assert restored.jobs[60].state == 0 and restored.jobs[40].releases == 1
+
+
+def test_records_after_the_snapshot_are_replayed_on_top_of_it(tmp_path: Path) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+
+    def more(engine: Engine) -> None:
+        conn = engine.connect()
+        engine.delete(conn, 10, NOW)
+        engine.put(conn, engine.tube("d"), 1, 0, 1000, b"new", NOW)
+        engine.kick(conn, engine.tube("a"), 1, NOW)
+
+    asyncio.run(run(wal_dir, more, close=False))  # a crash: no new snapshot
+    expected = replayed_whole(wal_dir, tmp_path / "copy")
+    restored = asyncio.run(run(wal_dir, close=False))
+    assert image(unreserved(restored)) == expected
+    assert 10 not in restored.jobs and 302 in restored.jobs
+
+
+def corrupt(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_snapshot_is_set_aside_and_the_log_replayed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+    expected = replayed_whole(wal_dir, tmp_path / "copy")
+    corrupt(snapshot_file.path_of(wal_dir))
+    with caplog.at_level(logging.WARNING, "beanpod.wal"):
+        restored = asyncio.run(run(wal_dir, close=False))
+    assert "not used (checksum mismatch); replaying the whole log" in caplog.text
+    assert image(restored) == expected
+    assert not snapshot_file.path_of(wal_dir).exists()
+
+
+def test_a_snapshot_whose_segments_were_dropped_is_not_used(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+    covered = snapshot_file.read(wal_dir)
+    assert covered is not None
+    for index in covered.covered:  # as if compaction had dropped every one
+        (wal_dir / f"{index:010d}.wal").unlink()
+    with caplog.at_level(logging.WARNING, "beanpod.wal"):
+        asyncio.run(run(wal_dir, close=False))
+    assert "segments it covers were all dropped" in caplog.text
+
+
+def test_a_record_after_the_covered_end_makes_it_outdated(tmp_path: Path) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+    snap = snapshot_file.read(wal_dir)
+    assert snap is not None
+    last = wal_dir / f"{snap.last:010d}.wal"
+    with last.open("r+b") as f:  # a record started after the end the snapshot names
+        f.seek(snap.covered[snap.last])
+        f.write(b"\x09\x00\x00\x00")
+    reason = snapshot_file.unusable(snap, [(snap.last, last)])
+    assert reason == f"segment {snap.last} no longer ends at offset {snap.covered[snap.last]}"
+
+
+def test_a_snapshot_that_checks_out_but_does_not_decode_stops_start_up(tmp_path: Path) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+    snap = snapshot_file.read(wal_dir)
+    assert snap is not None
+    payload = snap.data[snap.start :]
+    snapshot_file.write(wal_dir, snap.covered, [payload[:-1]])  # last body cut short
+    with pytest.raises(CorruptLog) as caught:
+        asyncio.run(run(wal_dir, close=False))
+    assert caught.value.path.name == "snapshot"
+
+
+def test_few_jobs_write_no_snapshot(tmp_path: Path) -> None:
+    async def small() -> None:
+        engine = Engine()
+        wal = Durability(engine, WalSettings(tmp_path))  # default threshold: 10,000 jobs
+        wal.open(NOW)
+        engine.put(engine.connect(), engine.tube("a"), 1, 0, 1000, b"x", NOW)
+        await wal.aclose()
+
+    asyncio.run(small())
+    assert not snapshot_file.path_of(tmp_path).exists()
+
+
+def put_many(port: int, count: int) -> None:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"put 1 0 60 3\r\nabc\r\n" * count)
+        data = b""
+        while data.count(b"\r\n") < count:
+            data += sock.recv(1 << 16)
+        assert data.count(b"INSERTED") == count
+
+
+def command(port: int, line: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(line)
+        return sock.recv(1 << 16)
+
+
+def test_a_real_sigterm_then_kill_9_keeps_every_job(tmp_path: Path) -> None:
+    """SIGTERM writes the snapshot (10,000 jobs: the default threshold); the next start
+    uses it; a delete after it survives a kill -9 (replayed on top of the snapshot)."""
+    args = ["-b", str(tmp_path), "--workq-port", "0"]
+    env = {"BEANPOD_HTTP": "off"}
+    server = SubprocessServer(args, env).start()
+    put_many(server.port, 10_000)
+    server.signal(signal.SIGTERM)
+    assert server.wait(60) == 0
+    assert snapshot_file.path_of(tmp_path).exists()
+    server = SubprocessServer(args, env).start(timeout=60)
+    try:
+        assert any("WAL snapshot" in line and "10000 jobs" in line for line in server.log)
+        assert command(server.port, b"delete 5\r\n") == b"DELETED\r\n"
+    finally:
+        server.kill()
+    server = SubprocessServer(args, env).start(timeout=60)
+    try:
+        assert command(server.port, b"peek 5\r\n") == b"NOT_FOUND\r\n"
+        assert command(server.port, b"peek 6\r\n").startswith(b"FOUND 6 3\r\nabc")
+        assert b"current-jobs-ready: 9999\n" in command(server.port, b"stats\r\n")
+    finally:
+        server.kill()
