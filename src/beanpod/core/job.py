@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import IntEnum
@@ -230,12 +229,57 @@ def fold_logged_state(job: Job, logged: JobState) -> None:
     job.state = logged
 
 
-def fold_logged_states(jobs: Iterable[Job], logged: Iterable[JobState]) -> None:
-    """`fold_logged_state` for many jobs at once, in one C-level pass (a snapshot's load)."""
-    deque(map(_SET_STATE, jobs, logged), 0)
+def restored_job(
+    job_id: int,
+    tube: Tube,
+    pri: int,
+    delay: int,
+    ttr: int,
+    body: bytes,
+    created: int,
+    logged: JobState,
+    deadline: int,
+    file: int,
+    entry: int | None = None,
+    counters: int = 0,
+) -> Job:
+    """A job re-created from the write-ahead log (a replay's fold, a snapshot's load) in
+    one call: in the state its latest record names (unchecked, as `fold_logged_state`;
+    the restart's placing move checks it), with its deadline, segment and, when READY, the
+    ready key its placement will use (`Engine.make_ready_restored`). About 0.25 µs a
+    job against 0.4 for `Job()` plus the three stores after it."""
+    job: Job = _new_object(Job)
+    job.id = job_id
+    job.tube = tube
+    job.pri = pri
+    job.delay = delay
+    job.ttr = ttr
+    job.body = body
+    job.created = created
+    job.deadline = deadline
+    job.reserver = None
+    job.entry = entry
+    job.timer = None
+    job.counters = counters
+    job.file = file
+    job.ext = None
+    job.state = logged
+    return job
 
 
-_SET_STATE: Callable[[Job, JobState], None] = vars(Job)["state"].__set__
+_new_object = object.__new__
+
+
+def check_placed(jobs: Iterable[Job], new: JobState) -> None:
+    """The placing move of jobs `restored_job` made in state `new` already (a restart's
+    bulk placement): checked against the table when CHECK_MOVES is on, one by one, so
+    a replaced `check_move` sees each; nothing to store (they are in it)."""
+    if CHECK_MOVES:
+        for job in jobs:
+            check_move(job, new)
+            if job.state is not new:
+                raise IllegalMove(f"job {job.id}: placed {state_name(new)} while "
+                                  f"{state_name(job.state)}")  # fmt: skip
 
 
 def check_move(job: Job, new: JobState) -> None:

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress, groupby, repeat
+from operator import attrgetter, is_, is_not
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
     EXT_DECODERS,
+    READY,
     Job,
     JobExt,
     JobState,
     fold_logged_state,
     move,
     restarting,
+    restored_job,
 )
+from beanpod.core.pqueue import ready_key
 from beanpod.core.records import (
     DELETE,
     DELETE_FIXED,
@@ -42,6 +47,7 @@ from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
+_STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")
 _STATE_COUNT = len(_STATES)
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
 _unpack_put = PUT_FIXED.unpack_from
@@ -140,14 +146,13 @@ class Restorer:
                     created_last = created
                 if len(shared) >= MAX_SHARED:
                     shared.clear()
-                job = Job(jid, tube, shared.setdefault(pri, pri), shared.setdefault(delay, delay),
-                          shared.setdefault(ttr, ttr), p[body_at:], created_last)  # fmt: skip
-                fold_logged_state(job, _STATES[state])
-                if state:  # not ready: its deadline matters
-                    job.deadline = deadline
-                if r or t or rel or b or k:
-                    job.counters = r | t << 32 | rel << 64 | b << 96 | k << 128
-                job.file = file
+                pri = shared.setdefault(pri, pri)
+                job = restored_job(
+                    jid, tube, pri, shared.setdefault(delay, delay),
+                    shared.setdefault(ttr, ttr), p[body_at:], created_last, _STATES[state],
+                    deadline if state else 0, file, None if state else ready_key(pri, jid),
+                    r | t << 32 | rel << 64 | b << 96 | k << 128 if r or t or rel or b or k else 0,
+                )  # fmt: skip
                 if jid in jobs:
                     del jobs[jid]  # a migrated copy: it moves to the end (its latest record)
                 jobs[jid] = job
@@ -191,12 +196,10 @@ class Restorer:
     def _put(self, file: int, rec: PutRecord) -> None:
         jobs, jid = self.jobs, rec.id
         tube = self.adopt_tube(rec.tube)
-        job = Job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created)
-        fold_logged_state(job, _state(rec.state))
-        job.deadline = rec.deadline
-        if any(rec.counters):
-            job.counters = _pack(rec.counters)
-        job.file = file
+        state = _state(rec.state)
+        key = ready_key(rec.pri, jid) if state is READY else None
+        job = restored_job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created, state,
+                           rec.deadline, file, key, _pack(rec.counters))  # fmt: skip
         jobs.pop(jid, None)  # a migrated copy: it moves to the end (its latest record)
         jobs[jid] = job
         if rec.ext_kind:
@@ -213,6 +216,7 @@ class Restorer:
         self.jobs[rec.id] = job  # re-insert: buried jobs keep their bury order
         job.pri, job.delay, job.ttr, job.deadline = rec.pri, rec.delay, rec.ttr, rec.deadline
         fold_logged_state(job, _state(rec.state))
+        job.entry = ready_key(job.pri, job.id) if job.state is READY else None  # see finish
         job.counters = _pack(rec.counters)
         if rec.ext_kind:
             self.ext[rec.id] = (rec.ext_kind, rec.ext)
@@ -224,7 +228,7 @@ class Restorer:
         engine = self.engine
         for jid, (kind, data) in self.ext.items():
             self.jobs[jid].ext = _decode_ext(kind, data)
-        _place_all(engine, self.jobs.values(), now)
+        _place_all(engine, list(self.jobs.values()), now)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
@@ -257,28 +261,52 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     return decoder(data)
 
 
-def _place_all(engine: Engine, jobs: Iterable[Job], now: int) -> None:
-    """Put each folded job in its queue (one loop, the engine's moves bound once). The
-    moves are made `restarting()`: the state table lets a job re-enter its logged state."""
+def _place_all(engine: Engine, jobs: list[Job], now: int) -> None:
+    """Put each folded job in its queue. The moves are made `restarting()`: the state
+    table lets a job re-enter its logged state. Ready jobs (nearly all, usually) are
+    placed a tube at once with the keys they were made with; the rest one by one, in
+    order (buried jobs keep their bury order)."""
+    states = list(map(_STATE_OF, jobs))
+    ready, others = jobs, []
+    if states.count(READY) != len(jobs):
+        ready = list(compress(jobs, map(is_, states, repeat(READY))))
+        others = list(compress(jobs, map(is_not, states, repeat(READY))))
+    with restarting():
+        for tube, group in _by_tube(ready):
+            tube.jobs += len(group)
+            tube.refs += len(group)
+            engine.make_ready_restored(tube, group, now)
+        _place_each(engine, others, now)
+
+
+def _by_tube(jobs: list[Job]) -> list[tuple[Tube, list[Job]]]:
+    """`jobs` grouped by tube (C-level passes: one check when they share one)."""
+    if not jobs:
+        return []
+    first = jobs[0].tube
+    if list(map(_TUBE_OF, jobs)).count(first) == len(jobs):
+        return [(first, jobs)]
+    ordered = sorted(jobs, key=_TUBE_INDEX)
+    return [(tube, list(group)) for tube, group in groupby(ordered, _TUBE_OF)]
+
+
+def _place_each(engine: Engine, jobs: Iterable[Job], now: int) -> None:
+    """The jobs not READY, one move each (the engine's moves bound once)."""
     make_ready, make_delayed = engine.make_ready, engine.make_delayed
     make_buried = engine.make_buried
-    ready, reserved = JobState.READY, JobState.RESERVED
     events = engine.events
-    with restarting():
-        for job in jobs:
-            tube = job.tube
-            tube.jobs += 1
-            tube.refs += 1
-            state = job.state
-            if state is ready:
-                make_ready(job, now)
-            elif state is JobState.DELAYED:
-                make_delayed(job, job.deadline)
-            elif state is JobState.BURIED:
-                make_buried(job)
-            elif state is reserved:  # a restart ends every reservation
-                if events is not None:
-                    events.emit(now, "timeout", job.id, tube.name, None)
-                make_ready(job, now)
-            else:  # an extension's held state (HELD_STATES): it re-places the job itself
-                move(job, state)
+    for job in jobs:
+        tube = job.tube
+        tube.jobs += 1
+        tube.refs += 1
+        state = job.state
+        if state is JobState.DELAYED:
+            make_delayed(job, job.deadline)
+        elif state is JobState.BURIED:
+            make_buried(job)
+        elif state is JobState.RESERVED:  # a restart ends every reservation
+            if events is not None:
+                events.emit(now, "timeout", job.id, tube.name, None)
+            make_ready(job, now)
+        else:  # an extension's held state (HELD_STATES): it re-places the job itself
+            move(job, state)

@@ -24,15 +24,15 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from io import BytesIO
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import BURIED, Job, JobState, fold_logged_states
+from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
+from beanpod.core.pqueue import ready_keys
 from beanpod.core.records import PauseRecord, RecordError
 from beanpod.core.restore import Restorer
 from beanpod.core.tube import Tube
@@ -50,14 +50,7 @@ COLUMNS = (("id", "Q"), ("tube", "I"), ("pri", "I"), ("delay", "q"), ("ttr", "q"
 _MASK = 0xFFFFFFFF
 _STATES = tuple(JobState)
 _SWAP = sys.byteorder != "little"
-
-
-def _set(name: str) -> Callable[[Job, Any], None]:
-    setter: Callable[[Job, Any], None] = vars(Job)[name].__set__
-    return setter
-
-
-_set_deadline, _set_counters, _set_file = _set("deadline"), _set("counters"), _set("file")
+_T = TypeVar("_T")
 
 
 def encode(
@@ -127,7 +120,7 @@ class _Cursor:
             raise RecordError("snapshot payload cut short")
         return fmt.unpack(raw)
 
-    def column(self, code: str, count: int) -> list[int]:
+    def column(self, code: str, count: int) -> array[int]:
         column = array(code)
         raw = self.read(count * column.itemsize)
         if len(raw) != count * column.itemsize:
@@ -135,7 +128,7 @@ class _Cursor:
         column.frombytes(raw)
         if _SWAP:
             column.byteswap()
-        return column.tolist()
+        return column
 
 
 def load(restorer: Restorer, data: bytes, start: int) -> int:
@@ -158,7 +151,7 @@ def load(restorer: Restorer, data: bytes, start: int) -> int:
     ext_bytes = [cur.read(size) for _, _, size in exts]
     ids, jobs = _jobs(cur, tubes, njobs)
     for at, r, t, rel, b, k in counted:
-        _set_counters(jobs[at], r | t << 32 | rel << 64 | b << 96 | k << 128)
+        jobs[at].counters = r | t << 32 | rel << 64 | b << 96 | k << 128
     for (at, kind, _), raw in zip(exts, ext_bytes, strict=True):
         restorer.ext[ids[at]] = (kind, raw)
     restorer.jobs.update(zip(ids, jobs, strict=False))
@@ -172,24 +165,42 @@ def _tube(tubes: list[Tube], index: int) -> Tube:
     return tubes[index]
 
 
-def _shared(values: list[int]) -> list[int]:
-    """The same values, one int object per distinct value (as jobs made by puts share)."""
+def _shared(column: array[int]) -> Iterable[int]:
+    """The column's values, one int object per distinct value (as jobs made by puts
+    share them): one endless repeat of one object when they are all equal (a C-level
+    count). A list or a repeat: either may be read more than once."""
+    if column and column.count(column[0]) == len(column):
+        return repeat(column[0])
+    values = column.tolist()
     seen: dict[int, int] = {}
     return list(map(seen.setdefault, values, values))
 
 
+def _each(column: array[int], values: Sequence[_T]) -> Iterable[_T]:
+    """values[i] for each i of the column (one repeated value when the column is even)."""
+    if column and column.count(column[0]) == len(column):
+        return repeat(values[column[0]])
+    return map(values.__getitem__, column)
+
+
+def _keys(pris: Iterable[int], ids: list[int], state: array[int]) -> Iterable[int | None]:
+    """Each job's ready key, None for a job not READY (`restored_job`)."""
+    keys = ready_keys(pris, ids)
+    if state.count(READY) == len(ids):
+        return keys
+    return [key if s == READY else None for key, s in zip(keys, state, strict=True)]
+
+
 def _jobs(cur: _Cursor, tubes: list[Tube], count: int) -> tuple[list[int], list[Job]]:
-    ids, tube_at, pri, delay, ttr, created, deadline, state, file, lengths = (
-        cur.column(code, count) for _, code in COLUMNS
-    )
+    columns = [cur.column(code, count) for _, code in COLUMNS]
+    ids_column, tube_at, pri, delay, ttr, created, deadline, state, file, lengths = columns
     if count and (max(tube_at) >= len(tubes) or max(state) >= len(_STATES)):
         raise RecordError("snapshot job names a tube or a state it does not know")
     if sum(lengths) != cur.left():
         raise RecordError("snapshot bodies do not fill the rest of the file")
-    bodies = list(map(cur.read, lengths))
-    jobs = list(map(Job, ids, map(tubes.__getitem__, tube_at), _shared(pri), _shared(delay),
-                    _shared(ttr), bodies, _shared(created)))  # fmt: skip
-    fold_logged_states(jobs, map(_STATES.__getitem__, state))
-    deque(map(_set_deadline, jobs, _shared(deadline)), 0)
-    deque(map(_set_file, jobs, _shared(file)), 0)
+    ids, pris = ids_column.tolist(), _shared(pri)  # pris is read twice (list or repeat)
+    jobs = list(map(restored_job, ids, _each(tube_at, tubes), pris, _shared(delay),
+                    _shared(ttr), map(cur.read, lengths), _shared(created),
+                    _each(state, _STATES), _shared(deadline), _shared(file),
+                    _keys(pris, ids, state)))  # fmt: skip
     return ids, jobs
