@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.workq import Workq
+from beanpod.server import replay
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.recovery import CorruptLog
@@ -38,9 +40,21 @@ def image(engine: Engine) -> dict[str, Any]:
     tubes = {t.name: (list(t.buried), t.pause_ms, t.pause_until, len(t.ready), len(t.delayed))
              for t in engine.tube_list}  # fmt: skip
     delayed = {j.id: j.deadline for j in engine.jobs.values() if j.state == 1}
+    ready = {t.name: ([j.id for j in t.ready.in_order()], t.urgent) for t in engine.tube_list}
     counts = engine.counts
     return {"jobs": jobs, "tubes": tubes, "delayed": delayed, "next": engine.next_id,
+            "ready": ready, "ledger": ledger(engine),
             "counts": (counts.ready, counts.delayed, counts.buried, counts.urgent)}  # fmt: skip
+
+
+def ledger(engine: Engine) -> Any:
+    """What pins each segment (jobs by id, with their sizes), while the log is open."""
+    wal = engine.journal
+    if not isinstance(wal, Durability):
+        return None  # closed: the snapshot was written
+    segments = {segment: {getattr(item, "id", item): size for item, size in items.items()}
+                for segment, items in wal.ledger.by_segment.items()}  # fmt: skip
+    return segments, wal.ledger.live_bytes
 
 
 def workload(engine: Engine) -> None:
@@ -190,6 +204,51 @@ def test_a_snapshot_that_checks_out_but_does_not_decode_stops_start_up(tmp_path:
     with pytest.raises(CorruptLog) as caught:
         asyncio.run(run(wal_dir, close=False))
     assert caught.value.path.name == "snapshot"
+
+
+def one_tube(engine: Engine) -> None:
+    """The common case: every job ready in one tube (the snapshot's columns are one run
+    each but the segment's), urgent ones among them."""
+    conn = engine.connect()
+    for i in range(700):
+        engine.put(conn, engine.default_tube, 500, 0, 60_000, b"x" * 20, NOW + i // 100)
+
+
+def test_a_one_tube_snapshot_loads_in_chunks_with_progress_lines(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, one_tube))
+    expected = replayed_whole(wal_dir, tmp_path / "copy")
+    monkeypatch.setattr(snapshot_payload, "LOAD_CHUNK", 128)
+    monkeypatch.setattr(replay, "EVERY_S", 0.0)  # a line at every step
+    with caplog.at_level(logging.INFO, "beanpod.wal"):
+        restored = asyncio.run(run(wal_dir, close=False))
+    assert image(restored) == expected
+    lines = [r.getMessage() for r in caplog.records if "loaded so far" in r.getMessage()]
+    assert lines == [f"WAL snapshot: {n} jobs loaded so far" for n in (*range(128, 700, 128), 700)]
+    assert len(restored.jobs) == restored.counts.ready == restored.counts.urgent == 700
+
+
+def test_the_snapshot_load_lets_the_event_loop_run_between_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, one_tube))
+    monkeypatch.setattr(snapshot_payload, "LOAD_CHUNK", 100)
+    engine = Engine()
+    wal = Durability(engine, settings(wal_dir))
+
+    async def steps() -> list[int]:
+        seen = [wal.progress.jobs for _ in wal.opening(NOW) if wal.progress.replaying]
+        wal.writer.close()
+        assert wal.lock is not None
+        wal.lock.release()
+        return seen
+
+    seen = asyncio.run(steps())
+    assert seen[:7] == [100, 200, 300, 400, 500, 600, 700]  # /readyz: replaying meanwhile
+    assert not wal.progress.replaying and len(engine.jobs) == 700
 
 
 def test_few_jobs_write_no_snapshot(tmp_path: Path) -> None:

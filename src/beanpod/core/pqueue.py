@@ -42,8 +42,12 @@ def ready_key(pri: int, job_id: int, order: int = 0) -> int:
 
 
 def ready_keys(pris: Iterable[int], job_ids: Iterable[int]) -> list[int]:
-    """`ready_key(pri, id)` of each pair, in C-level passes (a restart's bulk placement)."""
-    return list(map(add, map(lshift, pris, repeat(2 * ID_BITS)), map(_ID_TWICE.__mul__, job_ids)))
+    """`ready_key(pri, id)` of each pair, in C-level passes (a restart's bulk placement);
+    `pris` may be an endless repeat of one priority (then one pass fewer)."""
+    ids = map(_ID_TWICE.__mul__, job_ids)
+    if isinstance(pris, repeat):
+        return list(map(ready_key(next(pris), 0).__add__, ids))
+    return list(map(add, map(lshift, pris, repeat(2 * ID_BITS)), ids))
 
 
 def delayed_key(due: int, job_id: int) -> int:

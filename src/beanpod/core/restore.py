@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress, groupby, repeat
 from operator import attrgetter, is_, is_not
+from typing import TypeAlias
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
@@ -47,6 +48,8 @@ from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
+# (segment, the jobs whose latest full record it holds, each one's tube name + body bytes)
+Pin: TypeAlias = "tuple[int, list[Job], list[int] | repeat[int]]"
 _STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")
 _STATE_COUNT = len(_STATES)
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
@@ -76,6 +79,9 @@ class Restored:
     paused: dict[str, int] = field(default_factory=dict)  # tube name -> record's segment
     # STATE records still set: key -> (segment of the latest record, value)
     states: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    # (segment, its jobs, their tube name + body bytes: a list or one endless repeat)
+    # from the snapshot, when no replayed record changed its jobs; None: read the jobs
+    pins: list[Pin] | None = None
 
 
 def _pack(counters: tuple[int, int, int, int, int]) -> int:
@@ -107,6 +113,9 @@ class Restorer:
         # per field and job otherwise: ~100 MB for a million jobs).
         self.shared: dict[int, int] = {}
         self.created = 0
+        self.pinned: list[Pin] | None = None  # the snapshot's
+        self.folded = 0  # records folded ...
+        self.marks = 0  # ... of which next-id marks (they change no job)
 
     def fold(self, file: int, records: Iterable[tuple[int, bytes]]) -> int:  # noqa: C901 - the replay's one inner loop (a call per record costs seconds at 1M jobs)
         """Fold raw (offset, payload) records of segment `file`; return how many.
@@ -166,6 +175,7 @@ class Restorer:
             raise BadRecord(offset, str(exc)) from exc
         finally:
             self.created, self.next_id = created_last, next_id
+            self.folded += count
         return count
 
     def adopt_tube(self, name: str) -> Tube:
@@ -188,6 +198,7 @@ class Restorer:
             self.pauses[rec.tube] = (file, rec)
         elif isinstance(rec, NextIdRecord):
             self.next_id = max(self.next_id, rec.next_id)
+            self.marks += 1
         elif isinstance(rec, StateRecord):
             self.states.pop(rec.key, None)
             if rec.value:
@@ -234,7 +245,8 @@ class Restorer:
                 tube.refs += 1
                 engine.unref(tube)
         engine.next_id = max(engine.next_id, self.next_id)
-        result = Restored(len(self.jobs), engine.next_id, states=self.states)
+        pins = self.pinned if self.folded == self.marks else None
+        result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins)
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
             if paused is not None and pause.pause_ms > 0 and pause.pause_until > now:

@@ -8,8 +8,10 @@ bytes in, bytes out (storage/snapshot.py frames and writes it; docs/wal.md).
     states   (file:u32 key_len:u16 value_len:u32 key value) * states
     counted  (position:u64 reserves timeouts releases buries kicks:u32) * counted
     exts     (position:u64 kind:u16 len:u32) * exts, then every extension's bytes
-    columns  id:u64 tube:u32 pri:u32 delay:i64 ttr:i64 created:i64 deadline:i64 state:u8
-             file:u32 body_len:u32, each a column of `jobs` values, in this order
+    columns  id:u64 * jobs, then tube:u32 pri:u32 delay:i64 ttr:i64 created:i64
+             deadline:i64 state:u8 file:u32 body_len:u32 in this order, each as runs of
+             equal values: runs:u64 (value * runs) (count:u32 * runs), counts adding up
+             to `jobs` (a column of one value is one run; equal neighbours share an int)
     bodies   every body, in job order (the file ends with them)
 
 Jobs are in the order a replay of the same log would leave them for what it matters to:
@@ -24,17 +26,17 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from io import BytesIO
-from itertools import chain, repeat
-from operator import attrgetter
-from typing import Any, TypeVar
+from itertools import chain, groupby, repeat
+from operator import add, attrgetter, mul
+from typing import Any, TypeAlias, TypeVar
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
 from beanpod.core.pqueue import ready_keys
 from beanpod.core.records import PauseRecord, RecordError
-from beanpod.core.restore import Restorer
+from beanpod.core.restore import Pin, Restorer
 from beanpod.core.tube import Tube
 
 _HEAD = struct.Struct("<QIQIIQQ")
@@ -43,6 +45,8 @@ _PAUSE = struct.Struct("<IqqI")
 _STATE = struct.Struct("<IHI")
 _COUNTED = struct.Struct("<Q5I")
 _EXT = struct.Struct("<QHI")
+_RUNS = struct.Struct("<Q")
+LOAD_CHUNK = 100_000  # jobs per step of the load (progress and event-loop turns between)
 # (attribute, array typecode) of each column, in file order
 COLUMNS = (("id", "Q"), ("tube", "I"), ("pri", "I"), ("delay", "q"), ("ttr", "q"),
            ("created", "q"), ("deadline", "q"), ("state", "B"), ("file", "I"),
@@ -92,7 +96,16 @@ def _column(jobs: list[Job], name: str, code: str) -> bytes:
         values = map(len, map(attrgetter("body"), jobs))
     else:
         values = map(attrgetter(name), jobs)
-    column = array(code, values)
+    if name == "id":
+        return _bytes(array(code, values))
+    firsts, counts = array(code), array("I")
+    for value, run in groupby(values):
+        firsts.append(value)
+        counts.append(len(list(run)))
+    return _RUNS.pack(len(firsts)) + _bytes(firsts) + _bytes(counts)
+
+
+def _bytes(column: array[int]) -> bytes:
     if _SWAP:
         column.byteswap()
     return column.tobytes()
@@ -131,9 +144,10 @@ class _Cursor:
         return column
 
 
-def load(restorer: Restorer, data: bytes, start: int) -> int:
-    """Fold the payload at `data[start:]` into an empty restorer; return the jobs.
-    Raises RecordError when it does not hold what its head says."""
+def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
+    """Fold the payload at `data[start:]` into an empty restorer, LOAD_CHUNK jobs at a
+    time: yields how many are loaded after each chunk (start-up reports progress and
+    lets the event loop run). Raises RecordError when it does not hold what its head says."""
     cur = _Cursor(data, start)
     next_id: int
     njobs: int
@@ -145,18 +159,22 @@ def load(restorer: Restorer, data: bytes, start: int) -> int:
         restorer.pauses[name] = (file, PauseRecord(name, ms, until))
     for _ in range(nstates):
         file, key_len, value_len = cur.unpack(_STATE)
-        restorer.states[cur.read(key_len).decode()] = (file, cur.read(value_len))
+        key = cur.read(key_len).decode()  # before the value (an assignment reads it first)
+        restorer.states[key] = (file, cur.read(value_len))
     counted = [cur.unpack(_COUNTED) for _ in range(ncounted)]
     exts = [cur.unpack(_EXT) for _ in range(nexts)]
     ext_bytes = [cur.read(size) for _, _, size in exts]
-    ids, jobs = _jobs(cur, tubes, njobs)
+    columns = _Columns(cur, tubes, njobs)
+    jobs: list[Job] = []
+    for at in range(0, njobs, LOAD_CHUNK):
+        jobs += columns.jobs(at, min(at + LOAD_CHUNK, njobs), restorer.jobs)
+        yield len(jobs)
     for at, r, t, rel, b, k in counted:
         jobs[at].counters = r | t << 32 | rel << 64 | b << 96 | k << 128
     for (at, kind, _), raw in zip(exts, ext_bytes, strict=True):
-        restorer.ext[ids[at]] = (kind, raw)
-    restorer.jobs.update(zip(ids, jobs, strict=False))
+        restorer.ext[columns.ids[at]] = (kind, raw)
     restorer.next_id = max(restorer.next_id, next_id)
-    return njobs
+    restorer.pinned = columns.pins(jobs, [len(t.name_bytes) for t in tubes])
 
 
 def _tube(tubes: list[Tube], index: int) -> Tube:
@@ -165,42 +183,104 @@ def _tube(tubes: list[Tube], index: int) -> Tube:
     return tubes[index]
 
 
-def _shared(column: array[int]) -> Iterable[int]:
-    """The column's values, one int object per distinct value (as jobs made by puts
-    share them): one endless repeat of one object when they are all equal (a C-level
-    count). A list or a repeat: either may be read more than once."""
-    if column and column.count(column[0]) == len(column):
-        return repeat(column[0])
-    values = column.tolist()
+Spread: TypeAlias = "list[_T] | repeat[_T]"  # a column's values; a repeat: all one
+Runs: TypeAlias = tuple[list[int], list[int]]  # a column as runs: (values, counts)
+MAX_PIN_RUNS = 4096
+
+
+def _part(values: Spread[_T], start: int, end: int) -> Spread[_T]:
+    return values if isinstance(values, repeat) else values[start:end]
+
+
+class _Columns:
+    """The job columns, read and checked, each spread back to one value per job."""
+
+    def __init__(self, cur: _Cursor, tubes: list[Tube], count: int) -> None:
+        self.ids: list[int] = cur.column("Q", count).tolist()
+        self.tube_runs = _runs(cur, "I", count, len(tubes))
+        self.tube = _objects(self.tube_runs, tubes)
+        self.pri, self.delay, self.ttr, self.created, self.deadline = (
+            _ints(_runs(cur, code, count)) for code in ("I", "q", "q", "q", "q")
+        )
+        self.states = _objects(_runs(cur, "B", count, len(_STATES)), _STATES)
+        self.file_runs = _runs(cur, "I", count)
+        self.file = _ints(self.file_runs)
+        self.length_runs = lengths = _runs(cur, "I", count)
+        if sum(map(mul, *lengths)) != cur.left():
+            raise RecordError("snapshot bodies do not fill the rest of the file")
+        self.lengths = _ints(lengths)
+        self.read = cur.read
+
+    def jobs(self, start: int, end: int, into: dict[int, Job]) -> list[Job]:
+        """Jobs `start` to `end` made (`restored_job`) and added to `into` by id."""
+        ids, pri = self.ids[start:end], _part(self.pri, start, end)
+        state = _part(self.states, start, end)
+        jobs = list(map(restored_job, ids, _part(self.tube, start, end), pri,
+                        _part(self.delay, start, end), _part(self.ttr, start, end),
+                        map(self.read, _part(self.lengths, start, end)),
+                        _part(self.created, start, end), state,
+                        _part(self.deadline, start, end), _part(self.file, start, end),
+                        _keys(pri, ids, state)))  # fmt: skip
+        into.update(zip(ids, jobs, strict=True))
+        return jobs
+
+    def pins(self, jobs: list[Job], name_lens: list[int]) -> list[Pin] | None:
+        """What the compaction ledger needs, a run of the file column at a time: (segment,
+        its jobs, each one's tube name and body bytes); None when the column has too many
+        runs for that to be quicker than a pass over the jobs."""
+        files, counts = self.file_runs
+        if len(files) > MAX_PIN_RUNS:
+            return None
+        sizes = self._sizes(name_lens)
+        pins, at = [], 0
+        for segment, count in zip(files, counts, strict=True):
+            pins.append((segment, jobs[at : at + count], _part(sizes, at, at + count)))
+            at += count
+        return pins
+
+    def _sizes(self, name_lens: list[int]) -> Spread[int]:
+        tube_at, counts = self.tube_runs
+        lengths = self.lengths
+        if len(tube_at) == 1 and isinstance(lengths, repeat):
+            return repeat(name_lens[tube_at[0]] + next(lengths))
+        names = _spread(list(map(name_lens.__getitem__, tube_at)), counts)
+        return list(map(add, names, lengths))
+
+
+def _runs(cur: _Cursor, code: str, count: int, below: int | None = None) -> Runs:
+    """A column's runs, (values, counts), checked: they hold `count` values, each
+    below `below` when given."""
+    (runs,) = cur.unpack(_RUNS)
+    values, counts = cur.column(code, runs), cur.column("I", runs)
+    if sum(counts) != count or (below is not None and runs and max(values) >= below):
+        raise RecordError("snapshot column does not hold one known value per job")
+    return values.tolist(), counts.tolist()
+
+
+def _spread(values: Sequence[_T], counts: list[int]) -> Spread[_T]:
+    """One value per job: one endless repeat when the column is one run."""
+    if len(values) == 1:
+        return repeat(values[0])
+    return list(chain.from_iterable(map(repeat, values, counts)))
+
+
+def _ints(runs: Runs) -> Spread[int]:
+    """The column's ints, one object per distinct value (as jobs made by puts share
+    them): 32 bytes per job and field otherwise."""
+    values, counts = runs
     seen: dict[int, int] = {}
-    return list(map(seen.setdefault, values, values))
+    return _spread(list(map(seen.setdefault, values, values)), counts)
 
 
-def _each(column: array[int], values: Sequence[_T]) -> Iterable[_T]:
-    """values[i] for each i of the column (one repeated value when the column is even)."""
-    if column and column.count(column[0]) == len(column):
-        return repeat(values[column[0]])
-    return map(values.__getitem__, column)
+def _objects(runs: Runs, objects: Sequence[_T]) -> Spread[_T]:
+    """The objects the column's values index (tubes, states)."""
+    values, counts = runs
+    return _spread(list(map(objects.__getitem__, values)), counts)
 
 
-def _keys(pris: Iterable[int], ids: list[int], state: array[int]) -> Iterable[int | None]:
+def _keys(pri: Spread[int], ids: list[int], state: Spread[JobState]) -> Iterable[int | None]:
     """Each job's ready key, None for a job not READY (`restored_job`)."""
-    keys = ready_keys(pris, ids)
-    if state.count(READY) == len(ids):
-        return keys
-    return [key if s == READY else None for key, s in zip(keys, state, strict=True)]
-
-
-def _jobs(cur: _Cursor, tubes: list[Tube], count: int) -> tuple[list[int], list[Job]]:
-    columns = [cur.column(code, count) for _, code in COLUMNS]
-    ids_column, tube_at, pri, delay, ttr, created, deadline, state, file, lengths = columns
-    if count and (max(tube_at) >= len(tubes) or max(state) >= len(_STATES)):
-        raise RecordError("snapshot job names a tube or a state it does not know")
-    if sum(lengths) != cur.left():
-        raise RecordError("snapshot bodies do not fill the rest of the file")
-    ids, pris = ids_column.tolist(), _shared(pri)  # pris is read twice (list or repeat)
-    jobs = list(map(restored_job, ids, _each(tube_at, tubes), pris, _shared(delay),
-                    _shared(ttr), map(cur.read, lengths), _shared(created),
-                    _each(state, _STATES), _shared(deadline), _shared(file),
-                    _keys(pris, ids, state)))  # fmt: skip
-    return ids, jobs
+    if isinstance(state, repeat):
+        return ready_keys(pri, ids) if next(state) is READY else repeat(None)
+    keys = ready_keys(pri, ids)
+    return [key if s is READY else None for key, s in zip(keys, state, strict=True)]

@@ -13,9 +13,9 @@ import contextlib
 import gc
 import logging
 import os
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
 from pathlib import Path
 
 from beanpod.core import snapshot as snapshot_payload
@@ -32,7 +32,7 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import BadRecord, Restored, Restorer
+from beanpod.core.restore import BadRecord, Pin, Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
@@ -110,8 +110,8 @@ class Durability:
         gc.disable()  # replay makes millions of objects and no cycles: don't walk them
         try:
             restorer = Restorer(self.engine)
-            self.progress.replaying = True  # /readyz: loading the snapshot is replay too
-            covered = self._load_snapshot(directory, restorer)
+            self.progress.loading(0)  # /readyz: loading the snapshot is replay too
+            covered = yield from self._load_snapshot(directory, restorer)
             reader = LogReader(directory, max(covered, default=0))
             yield from self._replay(reader, restorer)
             self.restored = restored = restorer.finish(now)
@@ -128,7 +128,9 @@ class Durability:
         log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
                  restored.next_id)  # fmt: skip
 
-    def _load_snapshot(self, directory: Path, restorer: Restorer) -> dict[int, int]:
+    def _load_snapshot(
+        self, directory: Path, restorer: Restorer
+    ) -> Generator[None, None, dict[int, int]]:
         """Fold the snapshot into `restorer` if it matches the log; return the segments it
         covers (index -> end). A damaged or outdated one is removed and the whole log is
         replayed (it holds everything the snapshot does); one whose checksums pass but
@@ -144,8 +146,11 @@ class Durability:
             snapshot_file.remove(directory)
         if snap is None or why is not None:
             return {}
+        jobs = 0
         try:
-            jobs = snapshot_payload.load(restorer, snap.data, snap.start)
+            for jobs in snapshot_payload.load(restorer, snap.data, snap.start):
+                self.progress.loading(jobs)
+                yield
         except RecordError as exc:
             raise CorruptLog(
                 path, snap.start, f"{exc} (remove it: the log is replayed whole)"
@@ -184,9 +189,7 @@ class Durability:
             keep_unsynced=fsync_ms is not None,
         )  # fmt: skip
         writer.on_new_segment = self._watermark
-        head = FRAME_SIZE + PUT_OVERHEAD
-        self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
-                             for job in self.engine.jobs.values())  # fmt: skip
+        self._pin_jobs(restored.pins)
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
@@ -198,6 +201,21 @@ class Durability:
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
         self.engine.journal = self
+
+    def _pin_jobs(self, pins: list[Pin] | None) -> None:
+        """Every job in the ledger: a snapshot's a segment at a time (C-level), or a pass
+        over the jobs (after a replay)."""
+        head = FRAME_SIZE + PUT_OVERHEAD
+        if pins is None:
+            every = self.engine.jobs.values()
+            self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
+                                 for job in every)  # fmt: skip
+            return
+        for segment, jobs, sizes in pins:
+            if isinstance(sizes, repeat):
+                self.ledger.add_group(segment, list(jobs), head + next(sizes))
+            else:
+                self.ledger.add_group(segment, list(jobs), list(map(head.__add__, sizes)))
 
     def _tidy(self, reader: LogReader,
               covered: dict[int, int]) -> tuple[list[tuple[int, Path, int]], int]:  # fmt: skip

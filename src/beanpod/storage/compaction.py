@@ -60,6 +60,21 @@ class Ledger:
             live += size
         self.live_bytes += live
 
+    def add_group(self, segment: int, items: list[Hashable], sizes: int | list[int]) -> None:
+        """`add` for many items of one segment, each of size `sizes` or sizes[i], in
+        C-level passes (start-up: a snapshot's jobs, a run of one segment at a time)."""
+        if isinstance(sizes, int):
+            group = dict.fromkeys(items, sizes)
+            self.live_bytes += sizes * len(items)
+        else:
+            group = dict(zip(items, sizes, strict=True))
+            self.live_bytes += sum(sizes)
+        held = self.by_segment.get(segment)
+        if held is None:
+            self.by_segment[segment] = group
+        else:
+            held.update(group)
+
     def remove(self, item: Hashable, segment: int) -> None:
         items = self.by_segment.get(segment)
         if items is not None and (size := items.pop(item, None)) is not None:

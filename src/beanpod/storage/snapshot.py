@@ -29,7 +29,7 @@ from beanpod.storage.framing import FRAME_SIZE
 NAME = "snapshot"
 TMP_NAME = "snapshot.tmp"
 MAGIC = b"BPODSNP\n"
-VERSION = 1  # readers accept exactly the versions they know: a newer file is not used
+VERSION = 2  # readers accept exactly the versions they know: another is not used (2: runs)
 _HEAD = struct.Struct("<8sHHIQI")
 HEADER_SIZE = _HEAD.size + 4
 _ENTRY = struct.Struct("<IQ")
