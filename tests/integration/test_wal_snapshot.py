@@ -230,6 +230,26 @@ def test_a_one_tube_snapshot_loads_in_chunks_with_progress_lines(
     assert len(restored.jobs) == restored.counts.ready == restored.counts.urgent == 700
 
 
+def test_a_one_tube_snapshot_with_records_after_it_is_placed_job_by_job(tmp_path: Path) -> None:
+    """Records replayed on top change the snapshot's jobs: its bulk placement and ledger
+    runs are not used (a deleted job would be placed, a buried one counted ready)."""
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, one_tube))
+
+    def more(engine: Engine) -> None:
+        conn = engine.connect()
+        engine.delete(conn, 5, NOW)
+        engine.reserve_job(conn, 9, NOW)
+        engine.bury(conn, 9, 1, NOW)
+        engine.put(conn, engine.default_tube, 2000, 0, 1000, b"new", NOW)
+
+    asyncio.run(run(wal_dir, more, close=False))  # a crash: no new snapshot
+    expected = replayed_whole(wal_dir, tmp_path / "copy")
+    restored = asyncio.run(run(wal_dir, close=False))
+    assert image(restored) == expected
+    assert restored.counts.ready == 699 and restored.counts.buried == 1 and 5 not in restored.jobs
+
+
 def test_the_snapshot_load_lets_the_event_loop_run_between_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

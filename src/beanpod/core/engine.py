@@ -268,13 +268,18 @@ class Engine:
         if tube.waiting:
             self._serve(tube, now)
 
-    def make_ready_restored(self, tube: Tube, jobs: list[Job], now: int) -> None:
+    def make_ready_restored(
+        self, tube: Tube, jobs: list[Job], now: int, keys: list[int] | None = None
+    ) -> None:
         """`make_ready` for many jobs of `tube` at once: jobs a restart re-created READY,
-        each holding its ready key (`restored_job`). The keys are sorted once and join the
-        heap in one extend, the counters change once (urgent jobs are the keys below
-        pri 1024's first): C-level passes instead of a call per job."""
+        each holding its ready key (`restored_job`; `keys`: those keys, when the caller
+        has them, sorted here in place). The keys are sorted once and join the heap in
+        one extend, the counters change once (urgent jobs are the keys below pri 1024's
+        first): C-level passes instead of a call per job."""
         check_placed(jobs, READY)
-        keys = sorted(map(_ENTRY, jobs))
+        if keys is None:
+            keys = list(map(_ENTRY, jobs))
+        keys.sort()
         tube.ready.extend(keys)
         urgent = bisect_left(keys, _URGENT_KEY)
         counts = self.counts

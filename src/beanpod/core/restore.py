@@ -114,6 +114,8 @@ class Restorer:
         self.shared: dict[int, int] = {}
         self.created = 0
         self.pinned: list[Pin] | None = None  # the snapshot's
+        # the snapshot's jobs and their ready keys, when every one is ready in one tube
+        self.in_one_tube: tuple[Tube, list[Job], list[int]] | None = None
         self.folded = 0  # records folded ...
         self.marks = 0  # ... of which next-id marks (they change no job)
 
@@ -239,13 +241,18 @@ class Restorer:
         engine = self.engine
         for jid, (kind, data) in self.ext.items():
             self.jobs[jid].ext = _decode_ext(kind, data)
-        _place_all(engine, list(self.jobs.values()), now)
+        unchanged = self.folded == self.marks  # no replayed record changed the snapshot's
+        if unchanged and self.in_one_tube is not None:
+            tube, jobs, keys = self.in_one_tube
+            _place_ready(engine, tube, jobs, now, keys)
+        else:
+            _place_all(engine, list(self.jobs.values()), now)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
                 engine.unref(tube)
         engine.next_id = max(engine.next_id, self.next_id)
-        pins = self.pinned if self.folded == self.marks else None
+        pins = self.pinned if unchanged else None
         result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins)
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
@@ -283,12 +290,20 @@ def _place_all(engine: Engine, jobs: list[Job], now: int) -> None:
     if states.count(READY) != len(jobs):
         ready = list(compress(jobs, map(is_, states, repeat(READY))))
         others = list(compress(jobs, map(is_not, states, repeat(READY))))
+    for tube, group in _by_tube(ready):
+        _place_ready(engine, tube, group, now)
     with restarting():
-        for tube, group in _by_tube(ready):
-            tube.jobs += len(group)
-            tube.refs += len(group)
-            engine.make_ready_restored(tube, group, now)
         _place_each(engine, others, now)
+
+
+def _place_ready(
+    engine: Engine, tube: Tube, jobs: list[Job], now: int, keys: list[int] | None = None
+) -> None:
+    """Place jobs of `tube` made READY at once (`keys`: theirs, when known)."""
+    tube.jobs += len(jobs)
+    tube.refs += len(jobs)
+    with restarting():
+        engine.make_ready_restored(tube, jobs, now, keys)
 
 
 def _by_tube(jobs: list[Job]) -> list[tuple[Tube, list[Job]]]:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from io import BytesIO
 from itertools import chain, groupby, repeat
 from operator import add, attrgetter, mul
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
@@ -166,8 +166,12 @@ def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
     ext_bytes = [cur.read(size) for _, _, size in exts]
     columns = _Columns(cur, tubes, njobs)
     jobs: list[Job] = []
+    keys: list[int] = []  # while every job is ready in one tube: the ready keys
     for at in range(0, njobs, LOAD_CHUNK):
-        jobs += columns.jobs(at, min(at + LOAD_CHUNK, njobs), restorer.jobs)
+        made, made_keys = columns.jobs(at, min(at + LOAD_CHUNK, njobs), restorer.jobs)
+        jobs += made
+        if columns.one_ready_tube:  # then every key is an int
+            keys += cast("list[int]", made_keys)
         yield len(jobs)
     for at, r, t, rel, b, k in counted:
         jobs[at].counters = r | t << 32 | rel << 64 | b << 96 | k << 128
@@ -175,6 +179,8 @@ def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
         restorer.ext[columns.ids[at]] = (kind, raw)
     restorer.next_id = max(restorer.next_id, next_id)
     restorer.pinned = columns.pins(jobs, [len(t.name_bytes) for t in tubes])
+    if columns.one_ready_tube and jobs:
+        restorer.in_one_tube = (jobs[0].tube, jobs, keys)
 
 
 def _tube(tubes: list[Tube], index: int) -> Tube:
@@ -185,6 +191,7 @@ def _tube(tubes: list[Tube], index: int) -> Tube:
 
 Spread: TypeAlias = "list[_T] | repeat[_T]"  # a column's values; a repeat: all one
 Runs: TypeAlias = tuple[list[int], list[int]]  # a column as runs: (values, counts)
+Keys: TypeAlias = "list[int] | list[int | None] | repeat[None]"  # ready keys, None: not READY
 MAX_PIN_RUNS = 4096
 
 
@@ -211,18 +218,28 @@ class _Columns:
         self.lengths = _ints(lengths)
         self.read = cur.read
 
-    def jobs(self, start: int, end: int, into: dict[int, Job]) -> list[Job]:
-        """Jobs `start` to `end` made (`restored_job`) and added to `into` by id."""
+    @property
+    def one_ready_tube(self) -> bool:
+        """Is every job ready in one tube (the common case, placed at once)?"""
+        states = self.states
+        return (
+            isinstance(self.tube, repeat) and isinstance(states, repeat) and next(states) is READY
+        )
+
+    def jobs(self, start: int, end: int, into: dict[int, Job]) -> tuple[list[Job], Keys]:
+        """Jobs `start` to `end` made (`restored_job`) and added to `into` by id, with
+        their ready keys."""
         ids, pri = self.ids[start:end], _part(self.pri, start, end)
         state = _part(self.states, start, end)
+        keys = _keys(pri, ids, state)
         jobs = list(map(restored_job, ids, _part(self.tube, start, end), pri,
                         _part(self.delay, start, end), _part(self.ttr, start, end),
                         map(self.read, _part(self.lengths, start, end)),
                         _part(self.created, start, end), state,
                         _part(self.deadline, start, end), _part(self.file, start, end),
-                        _keys(pri, ids, state)))  # fmt: skip
+                        keys))  # fmt: skip
         into.update(zip(ids, jobs, strict=True))
-        return jobs
+        return jobs, keys
 
     def pins(self, jobs: list[Job], name_lens: list[int]) -> list[Pin] | None:
         """What the compaction ledger needs, a run of the file column at a time: (segment,
@@ -278,9 +295,9 @@ def _objects(runs: Runs, objects: Sequence[_T]) -> Spread[_T]:
     return _spread(list(map(objects.__getitem__, values)), counts)
 
 
-def _keys(pri: Spread[int], ids: list[int], state: Spread[JobState]) -> Iterable[int | None]:
+def _keys(pri: Spread[int], ids: list[int], states: Spread[JobState]) -> Keys:
     """Each job's ready key, None for a job not READY (`restored_job`)."""
-    if isinstance(state, repeat):
-        return ready_keys(pri, ids) if next(state) is READY else repeat(None)
+    if isinstance(states, repeat):
+        return ready_keys(pri, ids) if next(states) is READY else repeat(None)
     keys = ready_keys(pri, ids)
-    return [key if s is READY else None for key, s in zip(keys, state, strict=True)]
+    return [key if s is READY else None for key, s in zip(keys, states, strict=True)]
