@@ -190,6 +190,7 @@ class Durability:
         )  # fmt: skip
         writer.on_new_segment = self._watermark
         self._pin_jobs(restored.pins)
+        restored.pins = None  # 8 bytes a job, not needed again
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
