@@ -147,6 +147,25 @@ def test_records_after_the_snapshot_are_replayed_on_top_of_it(tmp_path: Path) ->
     assert 10 not in restored.jobs and 302 in restored.jobs
 
 
+def test_the_restored_ledger_is_the_one_the_server_kept(tmp_path: Path) -> None:
+    """What pins each segment after a restart (from the snapshot plus records replayed
+    on top, or from the whole log) is what the server itself had recorded."""
+    wal_dir = tmp_path / "wal"
+    asyncio.run(run(wal_dir, workload))
+
+    def more(engine: Engine) -> None:
+        conn = engine.connect()
+        engine.delete(conn, 10, NOW)
+        engine.put(conn, engine.tube("d"), 1, 0, 1000, b"new", NOW)
+
+    live = ledger(asyncio.run(run(wal_dir, more, close=False)))
+    assert live is not None and 302 in live[0][max(live[0])]
+    shutil.copytree(wal_dir, tmp_path / "copy")
+    assert ledger(asyncio.run(run(wal_dir, close=False))) == live
+    snapshot_file.remove(tmp_path / "copy")
+    assert ledger(asyncio.run(run(tmp_path / "copy", close=False))) == live
+
+
 def corrupt(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress, groupby, repeat
 from operator import attrgetter, is_, is_not
-from typing import TypeAlias
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
@@ -34,6 +33,7 @@ from beanpod.core.records import (
     DELETE_FIXED,
     PUT,
     PUT_FIXED,
+    PUT_OVERHEAD,
     DeleteRecord,
     NextIdRecord,
     PauseRecord,
@@ -48,8 +48,6 @@ from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
-# (segment, the jobs whose latest full record it holds, each one's tube name + body bytes)
-Pin: TypeAlias = "tuple[int, list[Job], list[int] | repeat[int]]"
 _STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")
 _STATE_COUNT = len(_STATES)
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
@@ -79,9 +77,9 @@ class Restored:
     paused: dict[str, int] = field(default_factory=dict)  # tube name -> record's segment
     # STATE records still set: key -> (segment of the latest record, value)
     states: dict[str, tuple[int, bytes]] = field(default_factory=dict)
-    # (segment, its jobs, their tube name + body bytes: a list or one endless repeat)
-    # from the snapshot, when no replayed record changed its jobs; None: read the jobs
-    pins: list[Pin] | None = None
+    # segment -> {job whose latest full record it holds: that record's bytes (without
+    # its extension bytes)}: the compaction ledger's start (segments pinned by a job)
+    pins: dict[int, dict[Job, int]] = field(default_factory=dict)
 
 
 def _pack(counters: tuple[int, int, int, int, int]) -> int:
@@ -99,7 +97,8 @@ def _state(value: int) -> JobState:
 class Restorer:
     """Folds records, in log order, into an empty engine; `finish` places the jobs."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, record_overhead: int = 0) -> None:
+        """`record_overhead`: the bytes framing adds to a payload (`pins` sizes)."""
         self.engine = engine
         self.jobs = engine.jobs  # folded jobs, in order of their latest record
         self.tubes: dict[str, Tube] = {}
@@ -113,7 +112,8 @@ class Restorer:
         # per field and job otherwise: ~100 MB for a million jobs).
         self.shared: dict[int, int] = {}
         self.created = 0
-        self.pinned: list[Pin] | None = None  # the snapshot's
+        self.pins: dict[int, dict[Job, int]] = {}  # see Restored.pins
+        self.put_overhead = PUT_OVERHEAD + record_overhead  # a put record's bytes + name + body
         # the snapshot's jobs and their ready keys, when every one is ready in one tube
         self.in_one_tube: tuple[Tube, list[Job], list[int]] | None = None
         self.folded = 0  # records folded ...
@@ -128,13 +128,17 @@ class Restorer:
         that cannot be decoded raises BadRecord with its offset."""
         jobs, tubes, shared, ext = self.jobs, self.tubes_by_bytes, self.shared, self.ext
         created_last, next_id, count, offset = self.created, self.next_id, 0, 0
+        pins, head = self.pins, self.put_overhead - _PUT_SIZE  # len(p) counts _PUT_SIZE
+        here = pins.setdefault(file, {})
         try:
             for offset, p in records:  # noqa: B007 - the except clause reports it
                 count += 1
                 kind = p[0]
                 if kind == DELETE and len(p) == _DELETE_SIZE:
                     jid = _unpack_delete(p)[1]
-                    jobs.pop(jid, None)
+                    gone = jobs.pop(jid, None)
+                    if gone is not None:
+                        del pins[gone.file][gone]
                     if ext:
                         ext.pop(jid, None)
                     continue
@@ -164,9 +168,11 @@ class Restorer:
                     deadline if state else 0, file, None if state else ready_key(pri, jid),
                     r | t << 32 | rel << 64 | b << 96 | k << 128 if r or t or rel or b or k else 0,
                 )  # fmt: skip
-                if jid in jobs:
-                    del jobs[jid]  # a migrated copy: it moves to the end (its latest record)
+                gone = jobs.pop(jid, None)  # a migrated copy: it moves to the end
+                if gone is not None:
+                    del pins[gone.file][gone]
                 jobs[jid] = job
+                here[job] = len(p) - ext_len + head
                 if ext_kind:
                     ext[jid] = (ext_kind, p[name_end:body_at])
                 elif ext:
@@ -192,7 +198,7 @@ class Restorer:
         if isinstance(rec, PutRecord):
             self._put(file, rec)
         elif isinstance(rec, DeleteRecord):
-            self.jobs.pop(rec.id, None)
+            self._forget(self.jobs.pop(rec.id, None))
             self.ext.pop(rec.id, None)
         elif isinstance(rec, UpdateRecord):
             self._update(rec)
@@ -213,14 +219,36 @@ class Restorer:
         key = ready_key(rec.pri, jid) if state is READY else None
         job = restored_job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created, state,
                            rec.deadline, file, key, _pack(rec.counters))  # fmt: skip
-        jobs.pop(jid, None)  # a migrated copy: it moves to the end (its latest record)
+        self._forget(jobs.pop(jid, None))  # a migrated copy: it moves to the end
         jobs[jid] = job
+        size = self.put_overhead + len(tube.name_bytes) + len(rec.body)
+        self.pins.setdefault(file, {})[job] = size
         if rec.ext_kind:
             self.ext[jid] = (rec.ext_kind, rec.ext)
         else:
             self.ext.pop(jid, None)
         if jid >= self.next_id:
             self.next_id = jid + 1
+
+    def _forget(self, job: Job | None) -> None:
+        """Unpin a job deleted or replaced (an update keeps its full record's segment)."""
+        if job is not None:
+            del self.pins[job.file][job]
+
+    def pin_runs(self, runs: Iterable[tuple[int, list[Job], int | list[int]]]) -> None:
+        """Pin a snapshot's jobs a run at a time: (segment, jobs, tube name + body bytes
+        of each, or of all), C-level (`put_overhead` is added here)."""
+        head, pins = self.put_overhead, self.pins
+        for segment, jobs, sizes in runs:
+            if isinstance(sizes, int):
+                group = dict.fromkeys(jobs, head + sizes)
+            else:
+                group = dict(zip(jobs, map(head.__add__, sizes), strict=True))
+            held = pins.get(segment)
+            if held is None:
+                pins[segment] = group
+            else:
+                held.update(group)
 
     def _update(self, rec: UpdateRecord) -> None:
         job = self.jobs.pop(rec.id, None)
@@ -252,7 +280,7 @@ class Restorer:
                 tube.refs += 1
                 engine.unref(tube)
         engine.next_id = max(engine.next_id, self.next_id)
-        pins = self.pinned if unchanged else None
+        pins = {segment: held for segment, held in self.pins.items() if held}
         result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins)
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)

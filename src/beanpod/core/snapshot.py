@@ -36,7 +36,7 @@ from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
 from beanpod.core.pqueue import ready_keys
 from beanpod.core.records import PauseRecord, RecordError
-from beanpod.core.restore import Pin, Restorer
+from beanpod.core.restore import Restorer
 from beanpod.core.tube import Tube
 
 _HEAD = struct.Struct("<QIQIIQQ")
@@ -178,7 +178,7 @@ def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
     for (at, kind, _), raw in zip(exts, ext_bytes, strict=True):
         restorer.ext[columns.ids[at]] = (kind, raw)
     restorer.next_id = max(restorer.next_id, next_id)
-    restorer.pinned = columns.pins(jobs, [len(t.name_bytes) for t in tubes])
+    columns.pin(restorer, jobs, [len(t.name_bytes) for t in tubes])
     if columns.one_ready_tube and jobs:
         restorer.in_one_tube = (jobs[0].tube, jobs, keys)
 
@@ -192,7 +192,6 @@ def _tube(tubes: list[Tube], index: int) -> Tube:
 Spread: TypeAlias = "list[_T] | repeat[_T]"  # a column's values; a repeat: all one
 Runs: TypeAlias = tuple[list[int], list[int]]  # a column as runs: (values, counts)
 Keys: TypeAlias = "list[int] | list[int | None] | repeat[None]"  # ready keys, None: not READY
-MAX_PIN_RUNS = 4096
 
 
 def _part(values: Spread[_T], start: int, end: int) -> Spread[_T]:
@@ -241,19 +240,13 @@ class _Columns:
         into.update(zip(ids, jobs, strict=True))
         return jobs, keys
 
-    def pins(self, jobs: list[Job], name_lens: list[int]) -> list[Pin] | None:
-        """What the compaction ledger needs, a run of the file column at a time: (segment,
-        its jobs, each one's tube name and body bytes); None when the column has too many
-        runs for that to be quicker than a pass over the jobs."""
+    def pin(self, restorer: Restorer, jobs: list[Job], name_lens: list[int]) -> None:
+        """Pin every job in its segment (what the compaction ledger starts from), a run
+        of the file column at a time, each job's size its tube name and body bytes."""
         files, counts = self.file_runs
-        if len(files) > MAX_PIN_RUNS:
-            return None
         sizes = self._sizes(name_lens)
-        pins, at = [], 0
-        for segment, count in zip(files, counts, strict=True):
-            pins.append((segment, jobs[at : at + count], _part(sizes, at, at + count)))
-            at += count
-        return pins
+        size = next(sizes) if isinstance(sizes, repeat) else sizes
+        restorer.pin_runs(_runs_of(jobs, files, counts, size))
 
     def _sizes(self, name_lens: list[int]) -> Spread[int]:
         tube_at, counts = self.tube_runs
@@ -262,6 +255,20 @@ class _Columns:
             return repeat(name_lens[tube_at[0]] + next(lengths))
         names = _spread(list(map(name_lens.__getitem__, tube_at)), counts)
         return list(map(add, names, lengths))
+
+
+def _runs_of(
+    jobs: list[Job], files: list[int], counts: list[int], sizes: int | list[int]
+) -> Iterator[tuple[int, list[Job], int | list[int]]]:
+    """(segment, its run of jobs, their sizes: one int for all, or a list)."""
+    at = 0
+    for segment, count in zip(files, counts, strict=True):
+        yield (
+            segment,
+            jobs[at : at + count],
+            sizes if isinstance(sizes, int) else sizes[at : at + count],
+        )
+        at += count
 
 
 def _runs(cur: _Cursor, code: str, count: int, below: int | None = None) -> Runs:

@@ -15,8 +15,9 @@ import logging
 import os
 from collections.abc import Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import islice
 from pathlib import Path
+from typing import cast
 
 from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
@@ -32,7 +33,7 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import BadRecord, Pin, Restored, Restorer
+from beanpod.core.restore import BadRecord, Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
@@ -109,7 +110,7 @@ class Durability:
         collecting = gc.isenabled()
         gc.disable()  # replay makes millions of objects and no cycles: don't walk them
         try:
-            restorer = Restorer(self.engine)
+            restorer = Restorer(self.engine, FRAME_SIZE)
             self.progress.loading(0)  # /readyz: loading the snapshot is replay too
             covered = yield from self._load_snapshot(directory, restorer)
             reader = LogReader(directory, max(covered, default=0))
@@ -189,8 +190,8 @@ class Durability:
             keep_unsynced=fsync_ms is not None,
         )  # fmt: skip
         writer.on_new_segment = self._watermark
-        self._pin_jobs(restored.pins)
-        restored.pins = None  # 8 bytes a job, not needed again
+        self.ledger.adopt(cast("dict[int, dict[Hashable, int]]", restored.pins))  # jobs hash
+        restored.pins = {}  # the ledger holds them now
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
@@ -202,21 +203,6 @@ class Durability:
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
         self.engine.journal = self
-
-    def _pin_jobs(self, pins: list[Pin] | None) -> None:
-        """Every job in the ledger: a snapshot's a segment at a time (C-level), or a pass
-        over the jobs (after a replay)."""
-        head = FRAME_SIZE + PUT_OVERHEAD
-        if pins is None:
-            every = self.engine.jobs.values()
-            self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
-                                 for job in every)  # fmt: skip
-            return
-        for segment, jobs, sizes in pins:
-            if isinstance(sizes, repeat):
-                self.ledger.add_group(segment, list(jobs), head + next(sizes))
-            else:
-                self.ledger.add_group(segment, list(jobs), list(map(head.__add__, sizes)))
 
     def _tidy(self, reader: LogReader,
               covered: dict[int, int]) -> tuple[list[tuple[int, Path, int]], int]:  # fmt: skip

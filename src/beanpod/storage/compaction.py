@@ -14,7 +14,7 @@ therefore stays near `2 * live + 3 * segment size` under any churn.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from itertools import islice
 
 MIN_BUDGET = 256 * 1024  # bytes migrated per flush at least, when compaction is due
@@ -48,32 +48,16 @@ class Ledger:
         items[item] = size
         self.live_bytes += size
 
-    def add_many(self, entries: Iterable[tuple[Hashable, int, int]]) -> None:
-        """`add` for each (item, segment, size), in one loop (start-up: every live job)."""
-        by_segment, live, last = self.by_segment, 0, None
-        items: dict[Hashable, int] = {}
-        for item, segment, size in entries:
-            if segment != last:
-                last = segment
-                items = by_segment.setdefault(segment, {})
-            items[item] = size
-            live += size
-        self.live_bytes += live
-
-    def add_group(self, segment: int, items: list[Hashable], sizes: int | list[int]) -> None:
-        """`add` for many items of one segment, each of size `sizes` or sizes[i], in
-        C-level passes (start-up: a snapshot's jobs, a run of one segment at a time)."""
-        if isinstance(sizes, int):
-            group = dict.fromkeys(items, sizes)
-            self.live_bytes += sizes * len(items)
-        else:
-            group = dict(zip(items, sizes, strict=True))
-            self.live_bytes += sum(sizes)
-        held = self.by_segment.get(segment)
-        if held is None:
-            self.by_segment[segment] = group
-        else:
-            held.update(group)
+    def adopt(self, by_segment: dict[int, dict[Hashable, int]]) -> None:
+        """Take over items already grouped by segment, {item: size} each (start-up: the
+        restore pins every job as it folds it, so no pass over the jobs is left here)."""
+        for segment, items in by_segment.items():
+            held = self.by_segment.get(segment)
+            if held is None:
+                self.by_segment[segment] = items
+            else:
+                held.update(items)
+            self.live_bytes += sum(items.values())
 
     def remove(self, item: Hashable, segment: int) -> None:
         items = self.by_segment.get(segment)
