@@ -96,7 +96,7 @@ def _snapshot(directory: Path, restorer: Restorer, bad: list[str]) -> dict[int, 
     if snap is None or why is not None:
         return {}
     try:
-        jobs = snapshot_payload.load(restorer, snap.data, snap.start)
+        jobs = snapshot_payload.load_all(restorer, snap.data, snap.start)
     except RecordError as exc:
         bad.append(f"{path}: {exc} (remove it: the log is then replayed whole)")
         return {}
@@ -136,7 +136,7 @@ def _dump_snapshot(directory: Path, bodies: bool) -> None:
         if snap is None:
             return
         restorer = Restorer(Engine())
-        snapshot_payload.load(restorer, snap.data, snap.start)
+        snapshot_payload.load_all(restorer, snap.data, snap.start)
     except (snapshot_file.SnapshotError, RecordError, OSError) as exc:
         click.echo(f"# snapshot: not readable: {exc}", err=True)
         return

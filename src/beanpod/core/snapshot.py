@@ -183,6 +183,14 @@ def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
         restorer.in_one_tube = (jobs[0].tube, jobs, keys)
 
 
+def load_all(restorer: Restorer, data: bytes, start: int) -> int:
+    """`load` in one go (`wal verify` and `wal dump`); return the jobs loaded."""
+    jobs = 0
+    for jobs in load(restorer, data, start):  # noqa: B007 - the last count is the total
+        pass
+    return jobs
+
+
 def _tube(tubes: list[Tube], index: int) -> Tube:
     if index >= len(tubes):
         raise RecordError(f"snapshot names tube {index} of {len(tubes)}")
