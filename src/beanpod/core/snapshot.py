@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from io import BytesIO
 from itertools import chain, groupby, repeat
 from operator import add, attrgetter, mul
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
@@ -115,11 +115,20 @@ def _counts(c: int) -> tuple[int, int, int, int, int]:
     return c & _MASK, (c >> 32) & _MASK, (c >> 64) & _MASK, (c >> 96) & _MASK, c >> 128
 
 
+class Payload(Protocol):
+    """A file's bytes read front to back (a mapped file: mmap.mmap)."""
+
+    def __len__(self) -> int: ...
+    def read(self, n: int, /) -> bytes: ...
+    def seek(self, pos: int, /) -> object: ...
+    def tell(self) -> int: ...
+
+
 class _Cursor:
     """Reads the payload front to back (BytesIO over the file's bytes shares them)."""
 
-    def __init__(self, data: bytes, start: int) -> None:
-        self.stream = BytesIO(data)
+    def __init__(self, data: bytes | Payload, start: int) -> None:
+        self.stream: BytesIO | Payload = BytesIO(data) if isinstance(data, bytes) else data
         self.stream.seek(start)
         self.size = len(data)
         self.read = self.stream.read
@@ -144,7 +153,7 @@ class _Cursor:
         return column
 
 
-def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
+def load(restorer: Restorer, data: bytes | Payload, start: int) -> Iterator[int]:
     """Fold the payload at `data[start:]` into an empty restorer, LOAD_CHUNK jobs at a
     time: yields how many are loaded after each chunk (start-up reports progress and
     lets the event loop run). Raises RecordError when it does not hold what its head says."""
@@ -183,7 +192,7 @@ def load(restorer: Restorer, data: bytes, start: int) -> Iterator[int]:
         restorer.in_one_tube = (jobs[0].tube, jobs, keys)
 
 
-def load_all(restorer: Restorer, data: bytes, start: int) -> int:
+def load_all(restorer: Restorer, data: bytes | Payload, start: int) -> int:
     """`load` in one go (`wal verify` and `wal dump`); return the jobs loaded."""
     jobs = 0
     for jobs in load(restorer, data, start):  # noqa: B007 - the last count is the total

@@ -156,6 +156,8 @@ class Durability:
             raise CorruptLog(
                 path, snap.start, f"{exc} (remove it: the log is replayed whole)"
             ) from exc
+        finally:
+            snap.close()
         log.info("WAL snapshot %s: %d jobs, segments up to %d", path, jobs, snap.last)
         return snap.covered
 
