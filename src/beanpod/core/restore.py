@@ -274,7 +274,7 @@ class Restorer:
             tube, jobs, keys = self.in_one_tube
             _place_ready(engine, tube, jobs, now, keys)
         else:
-            _place_all(engine, list(self.jobs.values()), now)
+            _place_all(engine, list(self.jobs.values()), now, len(self.tubes) == 1)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
@@ -308,7 +308,7 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     return decoder(data)
 
 
-def _place_all(engine: Engine, jobs: list[Job], now: int) -> None:
+def _place_all(engine: Engine, jobs: list[Job], now: int, one_tube: bool = False) -> None:
     """Put each folded job in its queue. The moves are made `restarting()`: the state
     table lets a job re-enter its logged state. Ready jobs (nearly all, usually) are
     placed a tube at once with the keys they were made with; the rest one by one, in
@@ -318,7 +318,7 @@ def _place_all(engine: Engine, jobs: list[Job], now: int) -> None:
     if states.count(READY) != len(jobs):
         ready = list(compress(jobs, map(is_, states, repeat(READY))))
         others = list(compress(jobs, map(is_not, states, repeat(READY))))
-    for tube, group in _by_tube(ready):
+    for tube, group in _by_tube(ready, one_tube):
         _place_ready(engine, tube, group, now)
     with restarting():
         _place_each(engine, others, now)
@@ -334,12 +334,13 @@ def _place_ready(
         engine.make_ready_restored(tube, jobs, now, keys)
 
 
-def _by_tube(jobs: list[Job]) -> list[tuple[Tube, list[Job]]]:
-    """`jobs` grouped by tube (C-level passes: one check when they share one)."""
+def _by_tube(jobs: list[Job], one_tube: bool) -> list[tuple[Tube, list[Job]]]:
+    """`jobs` grouped by tube (C-level passes: one check when they share one; none when
+    the log names `one_tube`)."""
     if not jobs:
         return []
     first = jobs[0].tube
-    if list(map(_TUBE_OF, jobs)).count(first) == len(jobs):
+    if one_tube or list(map(_TUBE_OF, jobs)).count(first) == len(jobs):
         return [(first, jobs)]
     ordered = sorted(jobs, key=_TUBE_INDEX)
     return [(tube, list(group)) for tube, group in groupby(ordered, _TUBE_OF)]
