@@ -53,7 +53,7 @@ def ledger(engine: Engine) -> Any:
     if not isinstance(wal, Durability):
         return None  # closed: the snapshot was written
     segments = {segment: {getattr(item, "id", item): size for item, size in items.items()}
-                for segment, items in wal.ledger.by_segment.items()}  # fmt: skip
+                for segment, items in wal.ledger.segments().items()}  # fmt: skip
     return segments, wal.ledger.live_bytes
 
 
@@ -162,6 +162,16 @@ def test_the_restored_ledger_is_the_one_the_server_kept(tmp_path: Path) -> None:
     assert live is not None and 302 in live[0][max(live[0])]
     shutil.copytree(wal_dir, tmp_path / "copy")
     assert ledger(asyncio.run(run(wal_dir, close=False))) == live
+
+    def delete_first(engine: Engine) -> None:  # its segment's items grouped on this use
+        engine.delete(engine.connect(), 1, NOW)
+
+    after = ledger(asyncio.run(run(tmp_path / "copy", delete_first, close=False)))
+    first = min(live[0])
+    assert after == ({**live[0], first: {k: v for k, v in live[0][first].items() if k != 1}},
+                     live[1] - live[0][first][1])  # fmt: skip
+    shutil.rmtree(tmp_path / "copy")
+    shutil.copytree(wal_dir, tmp_path / "copy")
     snapshot_file.remove(tmp_path / "copy")
     assert ledger(asyncio.run(run(tmp_path / "copy", close=False))) == live
 

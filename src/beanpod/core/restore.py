@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress, groupby, repeat
 from operator import attrgetter, is_, is_not
+from typing import TypeAlias
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
@@ -57,6 +58,21 @@ _unpack_delete = DELETE_FIXED.unpack
 _DELETE_SIZE = DELETE_FIXED.size
 
 
+PinRun: TypeAlias = "tuple[int, list[Job], int | list[int]]"  # segment, jobs, size(s)
+
+
+def pin_groups(runs: Iterable[PinRun]) -> dict[int, dict[Job, int]]:
+    """Runs of pinned jobs as {segment: {job: size}} (one C-level pass a run)."""
+    groups: dict[int, dict[Job, int]] = {}
+    for segment, jobs, sizes in runs:
+        group = groups.setdefault(segment, {})
+        if isinstance(sizes, int):
+            group.update(dict.fromkeys(jobs, sizes))
+        else:
+            group.update(zip(jobs, sizes, strict=True))
+    return groups
+
+
 class BadRecord(Exception):
     """A record at `offset` of its segment that does not decode (`Restorer.fold`)."""
 
@@ -80,6 +96,8 @@ class Restored:
     # segment -> {job whose latest full record it holds: that record's bytes (without
     # its extension bytes)}: the compaction ledger's start (segments pinned by a job)
     pins: dict[int, dict[Job, int]] = field(default_factory=dict)
+    # a snapshot's jobs not yet in `pins`: (segment, jobs, one size or each one's)
+    runs: list[PinRun] = field(default_factory=list)
 
 
 def _pack(counters: tuple[int, int, int, int, int]) -> int:
@@ -113,6 +131,7 @@ class Restorer:
         self.shared: dict[int, int] = {}
         self.created = 0
         self.pins: dict[int, dict[Job, int]] = {}  # see Restored.pins
+        self.runs: list[PinRun] = []  # see Restored.runs
         self.put_overhead = PUT_OVERHEAD + record_overhead  # a put record's bytes + name + body
         # the snapshot's jobs and their ready keys, when every one is ready in one tube
         self.in_one_tube: tuple[Tube, list[Job], list[int]] | None = None
@@ -138,7 +157,7 @@ class Restorer:
                     jid = _unpack_delete(p)[1]
                     gone = jobs.pop(jid, None)
                     if gone is not None:
-                        del pins[gone.file][gone]
+                        self._forget(gone)
                     if ext:
                         ext.pop(jid, None)
                     continue
@@ -170,7 +189,7 @@ class Restorer:
                 )  # fmt: skip
                 gone = jobs.pop(jid, None)  # a migrated copy: it moves to the end
                 if gone is not None:
-                    del pins[gone.file][gone]
+                    self._forget(gone)
                 jobs[jid] = job
                 here[job] = len(p) - ext_len + head
                 if ext_kind:
@@ -232,23 +251,21 @@ class Restorer:
 
     def _forget(self, job: Job | None) -> None:
         """Unpin a job deleted or replaced (an update keeps its full record's segment)."""
-        if job is not None:
-            del self.pins[job.file][job]
+        if job is None:
+            return
+        if self.runs:  # a snapshot's job, replaced or deleted by a later record
+            self.pins.update(pin_groups(self.runs))
+            self.runs = []
+        del self.pins[job.file][job]
 
     def pin_runs(self, runs: Iterable[tuple[int, list[Job], int | list[int]]]) -> None:
         """Pin a snapshot's jobs a run at a time: (segment, jobs, tube name + body bytes
-        of each, or of all), C-level (`put_overhead` is added here)."""
-        head, pins = self.put_overhead, self.pins
+        of each, or of all); kept as runs (`Restored.runs`) until a replayed record
+        unpins one of them (`put_overhead` is added here)."""
+        head = self.put_overhead
         for segment, jobs, sizes in runs:
-            if isinstance(sizes, int):
-                group = dict.fromkeys(jobs, head + sizes)
-            else:
-                group = dict(zip(jobs, map(head.__add__, sizes), strict=True))
-            held = pins.get(segment)
-            if held is None:
-                pins[segment] = group
-            else:
-                held.update(group)
+            whole = head + sizes if isinstance(sizes, int) else list(map(head.__add__, sizes))
+            self.runs.append((segment, jobs, whole))
 
     def _update(self, rec: UpdateRecord) -> None:
         job = self.jobs.pop(rec.id, None)
@@ -281,7 +298,8 @@ class Restorer:
                 engine.unref(tube)
         engine.next_id = max(engine.next_id, self.next_id)
         pins = {segment: held for segment, held in self.pins.items() if held}
-        result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins)
+        result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins,
+                          runs=self.runs)  # fmt: skip
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
             if paused is not None and pause.pause_ms > 0 and pause.pause_until > now:

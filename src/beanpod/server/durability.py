@@ -193,7 +193,9 @@ class Durability:
         )  # fmt: skip
         writer.on_new_segment = self._watermark
         self.ledger.adopt(cast("dict[int, dict[Hashable, int]]", restored.pins))  # jobs hash
-        restored.pins = {}  # the ledger holds them now
+        for segment, jobs, sizes in restored.runs:
+            self.ledger.add_run(segment, cast("list[Hashable]", jobs), sizes)
+        restored.pins, restored.runs = {}, []  # the ledger holds them now
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
