@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from beanpod.cli import main
+from beanpod.core.engine import Engine
+from beanpod.server.durability import Durability, WalSettings
 from tests.support.servers import SubprocessServer
 
 FIXTURES = Path(__file__).parents[1] / "data" / "wal"
@@ -66,3 +69,31 @@ def test_torn_tail_is_truncated_with_a_warning(tmp_path: Path) -> None:
     server.stop()
     assert any("torn tail at offset 163" in line for line in server.log)
     assert (Path(directory) / "0000000002.wal").stat().st_size == 163
+
+
+def test_verify_and_dump_read_the_snapshot(tmp_path: Path) -> None:
+    """A directory left by a clean shutdown: verify folds the snapshot in as start-up
+    would, dump prints its jobs first."""
+    directory = tmp_path / "w"
+
+    async def fill() -> None:
+        engine = Engine()
+        wal = Durability(engine, WalSettings(directory, snapshot_min_jobs=1))
+        wal.open(0)
+        conn = engine.connect()
+        for _ in range(3):
+            engine.put(conn, engine.tube("t"), 7, 0, 1000, b"abc", 0)
+        await wal.aclose()
+
+    asyncio.run(fill())
+    verify = CliRunner().invoke(main, ["wal", "verify", str(directory)])
+    assert verify.exit_code == 0, verify.output
+    assert "snapshot  v2  3 jobs  covers segments 1..1" in verify.output
+    assert "3 jobs" in verify.output.splitlines()[-1]
+    dump = CliRunner().invoke(main, ["wal", "dump", str(directory)])
+    lines = [line for line in dump.output.splitlines() if line.startswith("snapshot:")]
+    assert (
+        lines[0]
+        == "snapshot:0 job id=1 tube='t' state=ready pri=7 delay=0 ttr=1000 file=1 body_bytes=3"
+    )
+    assert len(lines) == 3

@@ -131,30 +131,37 @@ def test_wal_room_is_asked_only_through_engine_refuses() -> None:
 
 def test_job_state_is_assigned_only_by_move() -> None:
     """`job.state = ...` appears in core/job.py only: in move(), which checks the table,
-    and in fold_logged_state(), the write-ahead-log replay's unchecked fold (the job is
-    then placed by a checked move inside `restarting()`)."""
+    and in fold_logged_state() and restored_job(), the write-ahead-log replay's unchecked
+    fold (the job is then placed by a checked move inside `restarting()`), once each."""
     found = []
     for layer in ("core", "protocols", "server", "cli", "web", "testing"):
         for path in _python_files(PACKAGE / layer):
-            for node in ast.walk(_tree(path)):
-                targets = node.targets if isinstance(node, ast.Assign) else []
-                if isinstance(node, ast.AugAssign | ast.AnnAssign):
-                    targets = [node.target]
-                found += [
-                    f"{_where(path)}:{node.lineno}"
-                    for target in targets
-                    if isinstance(target, ast.Attribute) and target.attr == "state"
-                ]
-    lines = _assignment_lines("move", "fold_logged_state")
+            found += [f"{_where(path)}:{line}" for line in _state_assignments(_tree(path))]
+    lines = _assignment_lines("move", "fold_logged_state", "restored_job")
     allowed = [f"beanpod/core/job.py:{line}" for line in lines]
     assert sorted(found) == sorted(allowed)
 
 
+def _state_assignments(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        lines += [
+            node.lineno
+            for target in targets
+            if isinstance(target, ast.Attribute) and target.attr == "state"
+        ]
+    return lines
+
+
 def _assignment_lines(*functions: str) -> list[int]:
     lines = [
-        node.body[-1].lineno
+        line
         for node in ast.walk(_tree(CORE / "job.py"))
         if isinstance(node, ast.FunctionDef) and node.name in functions
+        for line in _state_assignments(node)
     ]
-    assert len(lines) == len(functions), "core/job.py lost move() or fold_logged_state()"
+    assert len(lines) == len(functions), "core/job.py: one state assignment in each of these"
     return lines

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import click
 
+from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.records import Record, RecordError, decode
-from beanpod.core.restore import RestoreError, restore
+from beanpod.core.restore import RestoreError, Restorer
+from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.recovery import LogReader, salvage
+from beanpod.storage.segments import list_segments
 
 DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -41,23 +44,20 @@ def verify(directory: Path, do_salvage: bool) -> None:
     if do_salvage:
         for action in salvage(directory):
             click.echo(action)
-    reader = LogReader(directory)
     bad: list[str] = []
     engine = Engine()
     now = time.time_ns() // 1_000_000
+    restorer = Restorer(engine)
+    covered = _snapshot(directory, restorer, bad)
+    reader = LogReader(directory, max(covered, default=0))
     try:
-        restored = restore(engine, ((i, r) for i, _, r in _records(reader, bad)), now)
+        for i, _, r in _records(reader, bad):
+            restorer.feed(i, r)
+        restored = restorer.finish(now)
     except RestoreError as exc:
         bad.append(str(exc))
         restored = None
-    for r in reader.reports:
-        state = "unused (preallocated, no records yet)" if r.unused else "ok"
-        if r.damage:
-            what = "torn tail (truncated at start-up)" if r.torn else "CORRUPT"
-            state = "; ".join(f"{what} at offset {d.offset}: {d.reason}" for d in r.damage)
-            if not r.torn:
-                bad.append(f"{r.path} offset {r.damage[0].offset}: {r.damage[0].reason}")
-        click.echo(f"{r.path.name}  v{r.version}  {r.records} records  {r.end} bytes  {state}")
+    _report_segments(reader, bad)
     if restored is not None:
         n = engine.counts
         click.echo(f"{restored.jobs} jobs (ready {n.ready}, delayed {n.delayed}, buried "
@@ -71,11 +71,46 @@ def verify(directory: Path, do_salvage: bool) -> None:
         sys.exit(1)
 
 
+def _report_segments(reader: LogReader, bad: list[str]) -> None:
+    for r in reader.reports:
+        state = "unused (preallocated, no records yet)" if r.unused else "ok"
+        if r.damage:
+            what = "torn tail (truncated at start-up)" if r.torn else "CORRUPT"
+            state = "; ".join(f"{what} at offset {d.offset}: {d.reason}" for d in r.damage)
+            if not r.torn:
+                bad.append(f"{r.path} offset {r.damage[0].offset}: {r.damage[0].reason}")
+        click.echo(f"{r.path.name}  v{r.version}  {r.records} records  {r.end} bytes  {state}")
+
+
+def _snapshot(directory: Path, restorer: Restorer, bad: list[str]) -> dict[int, int]:
+    """Check DIR/snapshot as start-up would and fold it in if start-up would use it;
+    return the segments it covers (their records are then not read)."""
+    path = snapshot_file.path_of(directory)
+    try:
+        snap = snapshot_file.read(directory)
+        why = None if snap is None else snapshot_file.unusable(snap, list_segments(directory))
+    except (snapshot_file.SnapshotError, OSError) as exc:
+        snap, why = None, str(exc)
+    if why is not None:
+        click.echo(f"{path.name}  not used: {why} (start-up replays the whole log)")
+    if snap is None or why is not None:
+        return {}
+    try:
+        jobs = snapshot_payload.load_all(restorer, snap.data, snap.start)
+    except RecordError as exc:
+        bad.append(f"{path}: {exc} (remove it: the log is then replayed whole)")
+        return {}
+    click.echo(f"{path.name}  v{snapshot_file.VERSION}  {jobs} jobs  covers segments "
+               f"{min(snap.covered)}..{snap.last} (not read at start-up)")  # fmt: skip
+    return snap.covered
+
+
 @wal.command()
 @click.argument("directory", type=DIR)
 @click.option("--bodies", is_flag=True, help="Print job bodies too (Python bytes syntax).")
 def dump(directory: Path, bodies: bool) -> None:
     """Print every record, one per line: SEGMENT:OFFSET TYPE FIELDS."""
+    _dump_snapshot(directory, bodies)
     reader = LogReader(directory)
     bad: list[str] = []
     for index, offset, rec in _records(reader, bad):
@@ -92,3 +127,24 @@ def dump(directory: Path, bodies: bool) -> None:
             click.echo(f"# {r.path.name}: {kind} at offset {d.offset}: {d.reason}", err=True)
     for line in bad:
         click.echo(f"# {line}", err=True)
+
+
+def _dump_snapshot(directory: Path, bodies: bool) -> None:
+    """The snapshot's jobs, one line each (`snapshot:N job ...`), before the records."""
+    try:
+        snap = snapshot_file.read(directory)
+        if snap is None:
+            return
+        restorer = Restorer(Engine())
+        snapshot_payload.load_all(restorer, snap.data, snap.start)
+    except (snapshot_file.SnapshotError, RecordError, OSError) as exc:
+        click.echo(f"# snapshot: not readable: {exc}", err=True)
+        return
+    click.echo(f"# snapshot: covers segments {min(snap.covered)}..{snap.last}, "
+               f"next id {restorer.next_id}")  # fmt: skip
+    for n, job in enumerate(restorer.jobs.values()):
+        body = f"body={job.body!r}" if bodies else f"body_bytes={len(job.body)}"
+        state = job.state.name.lower()
+        fields = f"pri={job.pri} delay={job.delay} ttr={job.ttr} file={job.file}"
+        click.echo(f"snapshot:{n} job id={job.id} tube={job.tube.name!r} state={state} "
+                   f"{fields} {body}")  # fmt: skip

@@ -22,9 +22,10 @@ shared small ints) and identity tells a live key from an equal dead one.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from heapq import heapify, heappop, heappush
-from itertools import chain
+from itertools import chain, repeat
+from operator import add, lshift
 from typing import Any
 
 ID_BITS = 64
@@ -38,6 +39,15 @@ def ready_key(pri: int, job_id: int, order: int = 0) -> int:
     if order:
         return (pri << 2 * ID_BITS) | (order << ID_BITS) | job_id
     return (pri << 2 * ID_BITS) + job_id * _ID_TWICE
+
+
+def ready_keys(pris: Iterable[int], job_ids: Iterable[int]) -> list[int]:
+    """`ready_key(pri, id)` of each pair, in C-level passes (a restart's bulk placement);
+    `pris` may be an endless repeat of one priority (then one pass fewer)."""
+    ids = map(_ID_TWICE.__mul__, job_ids)
+    if isinstance(pris, repeat):
+        return list(map(ready_key(next(pris), 0).__add__, ids))
+    return list(map(add, map(lshift, pris, repeat(2 * ID_BITS)), ids))
 
 
 def delayed_key(due: int, job_id: int) -> int:
@@ -87,6 +97,19 @@ class LazyHeap:
         else:
             heappush(self._heap, key)
         self._live += 1
+
+    def extend(self, keys: list[int]) -> None:
+        """`push` for many items that hold their keys in `entry` already, `keys` in order
+        (a restart's bulk placement): one extend of the run when they follow it."""
+        if not keys:
+            return
+        run = self._run
+        if not run or keys[0] >= run[-1]:
+            run.extend(keys)
+        else:
+            self._heap.extend(keys)
+            heapify(self._heap)
+        self._live += len(keys)
 
     def discard(self, item: Any) -> None:
         """Forget `item`'s live key (it stays queued, dead)."""

@@ -12,22 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress, groupby, repeat
+from operator import attrgetter, is_, is_not
+from typing import TypeAlias
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
     EXT_DECODERS,
+    READY,
     Job,
     JobExt,
     JobState,
     fold_logged_state,
     move,
     restarting,
+    restored_job,
 )
+from beanpod.core.pqueue import ready_key
 from beanpod.core.records import (
     DELETE,
     DELETE_FIXED,
     PUT,
     PUT_FIXED,
+    PUT_OVERHEAD,
     DeleteRecord,
     NextIdRecord,
     PauseRecord,
@@ -42,12 +49,28 @@ from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
+_STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")
 _STATE_COUNT = len(_STATES)
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
 _unpack_put = PUT_FIXED.unpack_from
 _PUT_SIZE = PUT_FIXED.size
 _unpack_delete = DELETE_FIXED.unpack
 _DELETE_SIZE = DELETE_FIXED.size
+
+
+PinRun: TypeAlias = "tuple[int, list[Job], int | list[int]]"  # segment, jobs, size(s)
+
+
+def pin_groups(runs: Iterable[PinRun]) -> dict[int, dict[Job, int]]:
+    """Runs of pinned jobs as {segment: {job: size}} (one C-level pass a run)."""
+    groups: dict[int, dict[Job, int]] = {}
+    for segment, jobs, sizes in runs:
+        group = groups.setdefault(segment, {})
+        if isinstance(sizes, int):
+            group.update(dict.fromkeys(jobs, sizes))
+        else:
+            group.update(zip(jobs, sizes, strict=True))
+    return groups
 
 
 class BadRecord(Exception):
@@ -70,6 +93,11 @@ class Restored:
     paused: dict[str, int] = field(default_factory=dict)  # tube name -> record's segment
     # STATE records still set: key -> (segment of the latest record, value)
     states: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    # segment -> {job whose latest full record it holds: that record's bytes (without
+    # its extension bytes)}: the compaction ledger's start (segments pinned by a job)
+    pins: dict[int, dict[Job, int]] = field(default_factory=dict)
+    # a snapshot's jobs not yet in `pins`: (segment, jobs, one size or each one's)
+    runs: list[PinRun] = field(default_factory=list)
 
 
 def _pack(counters: tuple[int, int, int, int, int]) -> int:
@@ -87,7 +115,8 @@ def _state(value: int) -> JobState:
 class Restorer:
     """Folds records, in log order, into an empty engine; `finish` places the jobs."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, record_overhead: int = 0) -> None:
+        """`record_overhead`: the bytes framing adds to a payload (`pins` sizes)."""
         self.engine = engine
         self.jobs = engine.jobs  # folded jobs, in order of their latest record
         self.tubes: dict[str, Tube] = {}
@@ -101,6 +130,13 @@ class Restorer:
         # per field and job otherwise: ~100 MB for a million jobs).
         self.shared: dict[int, int] = {}
         self.created = 0
+        self.pins: dict[int, dict[Job, int]] = {}  # see Restored.pins
+        self.runs: list[PinRun] = []  # see Restored.runs
+        self.put_overhead = PUT_OVERHEAD + record_overhead  # a put record's bytes + name + body
+        # the snapshot's jobs and their ready keys, when every one is ready in one tube
+        self.in_one_tube: tuple[Tube, list[Job], list[int]] | None = None
+        self.folded = 0  # records folded ...
+        self.marks = 0  # ... of which next-id marks (they change no job)
 
     def fold(self, file: int, records: Iterable[tuple[int, bytes]]) -> int:  # noqa: C901 - the replay's one inner loop (a call per record costs seconds at 1M jobs)
         """Fold raw (offset, payload) records of segment `file`; return how many.
@@ -111,13 +147,17 @@ class Restorer:
         that cannot be decoded raises BadRecord with its offset."""
         jobs, tubes, shared, ext = self.jobs, self.tubes_by_bytes, self.shared, self.ext
         created_last, next_id, count, offset = self.created, self.next_id, 0, 0
+        pins, head = self.pins, self.put_overhead - _PUT_SIZE  # len(p) counts _PUT_SIZE
+        here = pins.setdefault(file, {})
         try:
             for offset, p in records:  # noqa: B007 - the except clause reports it
                 count += 1
                 kind = p[0]
                 if kind == DELETE and len(p) == _DELETE_SIZE:
                     jid = _unpack_delete(p)[1]
-                    jobs.pop(jid, None)
+                    gone = jobs.pop(jid, None)
+                    if gone is not None:
+                        self._forget(gone)
                     if ext:
                         ext.pop(jid, None)
                     continue
@@ -140,17 +180,18 @@ class Restorer:
                     created_last = created
                 if len(shared) >= MAX_SHARED:
                     shared.clear()
-                job = Job(jid, tube, shared.setdefault(pri, pri), shared.setdefault(delay, delay),
-                          shared.setdefault(ttr, ttr), p[body_at:], created_last)  # fmt: skip
-                fold_logged_state(job, _STATES[state])
-                if state:  # not ready: its deadline matters
-                    job.deadline = deadline
-                if r or t or rel or b or k:
-                    job.counters = r | t << 32 | rel << 64 | b << 96 | k << 128
-                job.file = file
-                if jid in jobs:
-                    del jobs[jid]  # a migrated copy: it moves to the end (its latest record)
+                pri = shared.setdefault(pri, pri)
+                job = restored_job(
+                    jid, tube, pri, shared.setdefault(delay, delay),
+                    shared.setdefault(ttr, ttr), p[body_at:], created_last, _STATES[state],
+                    deadline if state else 0, file, None if state else ready_key(pri, jid),
+                    r | t << 32 | rel << 64 | b << 96 | k << 128 if r or t or rel or b or k else 0,
+                )  # fmt: skip
+                gone = jobs.pop(jid, None)  # a migrated copy: it moves to the end
+                if gone is not None:
+                    self._forget(gone)
                 jobs[jid] = job
+                here[job] = len(p) - ext_len + head
                 if ext_kind:
                     ext[jid] = (ext_kind, p[name_end:body_at])
                 elif ext:
@@ -161,13 +202,22 @@ class Restorer:
             raise BadRecord(offset, str(exc)) from exc
         finally:
             self.created, self.next_id = created_last, next_id
+            self.folded += count
         return count
+
+    def adopt_tube(self, name: str) -> Tube:
+        """The tube `name` (created in the engine), known to the fold by name and bytes."""
+        tube = self.tubes.get(name)
+        if tube is None:
+            tube = self.tubes[name] = self.engine.tube(name)
+            self.tubes_by_bytes[tube.name_bytes] = tube
+        return tube
 
     def feed(self, file: int, rec: Record) -> None:
         if isinstance(rec, PutRecord):
             self._put(file, rec)
         elif isinstance(rec, DeleteRecord):
-            self.jobs.pop(rec.id, None)
+            self._forget(self.jobs.pop(rec.id, None))
             self.ext.pop(rec.id, None)
         elif isinstance(rec, UpdateRecord):
             self._update(rec)
@@ -175,6 +225,7 @@ class Restorer:
             self.pauses[rec.tube] = (file, rec)
         elif isinstance(rec, NextIdRecord):
             self.next_id = max(self.next_id, rec.next_id)
+            self.marks += 1
         elif isinstance(rec, StateRecord):
             self.states.pop(rec.key, None)
             if rec.value:
@@ -182,24 +233,39 @@ class Restorer:
 
     def _put(self, file: int, rec: PutRecord) -> None:
         jobs, jid = self.jobs, rec.id
-        tube = self.tubes.get(rec.tube)
-        if tube is None:
-            tube = self.tubes[rec.tube] = self.engine.tube(rec.tube)
-            self.tubes_by_bytes[rec.tube.encode()] = tube
-        job = Job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created)
-        fold_logged_state(job, _state(rec.state))
-        job.deadline = rec.deadline
-        if any(rec.counters):
-            job.counters = _pack(rec.counters)
-        job.file = file
-        jobs.pop(jid, None)  # a migrated copy: it moves to the end (its latest record)
+        tube = self.adopt_tube(rec.tube)
+        state = _state(rec.state)
+        key = ready_key(rec.pri, jid) if state is READY else None
+        job = restored_job(jid, tube, rec.pri, rec.delay, rec.ttr, rec.body, rec.created, state,
+                           rec.deadline, file, key, _pack(rec.counters))  # fmt: skip
+        self._forget(jobs.pop(jid, None))  # a migrated copy: it moves to the end
         jobs[jid] = job
+        size = self.put_overhead + len(tube.name_bytes) + len(rec.body)
+        self.pins.setdefault(file, {})[job] = size
         if rec.ext_kind:
             self.ext[jid] = (rec.ext_kind, rec.ext)
         else:
             self.ext.pop(jid, None)
         if jid >= self.next_id:
             self.next_id = jid + 1
+
+    def _forget(self, job: Job | None) -> None:
+        """Unpin a job deleted or replaced (an update keeps its full record's segment)."""
+        if job is None:
+            return
+        if self.runs:  # a snapshot's job, replaced or deleted by a later record
+            self.pins.update(pin_groups(self.runs))
+            self.runs = []
+        del self.pins[job.file][job]
+
+    def pin_runs(self, runs: Iterable[tuple[int, list[Job], int | list[int]]]) -> None:
+        """Pin a snapshot's jobs a run at a time: (segment, jobs, tube name + body bytes
+        of each, or of all); kept as runs (`Restored.runs`) until a replayed record
+        unpins one of them (`put_overhead` is added here)."""
+        head = self.put_overhead
+        for segment, jobs, sizes in runs:
+            whole = head + sizes if isinstance(sizes, int) else list(map(head.__add__, sizes))
+            self.runs.append((segment, jobs, whole))
 
     def _update(self, rec: UpdateRecord) -> None:
         job = self.jobs.pop(rec.id, None)
@@ -208,6 +274,7 @@ class Restorer:
         self.jobs[rec.id] = job  # re-insert: buried jobs keep their bury order
         job.pri, job.delay, job.ttr, job.deadline = rec.pri, rec.delay, rec.ttr, rec.deadline
         fold_logged_state(job, _state(rec.state))
+        job.entry = ready_key(job.pri, job.id) if job.state is READY else None  # see finish
         job.counters = _pack(rec.counters)
         if rec.ext_kind:
             self.ext[rec.id] = (rec.ext_kind, rec.ext)
@@ -219,13 +286,20 @@ class Restorer:
         engine = self.engine
         for jid, (kind, data) in self.ext.items():
             self.jobs[jid].ext = _decode_ext(kind, data)
-        _place_all(engine, self.jobs.values(), now)
+        unchanged = self.folded == self.marks  # no replayed record changed the snapshot's
+        if unchanged and self.in_one_tube is not None:
+            tube, jobs, keys = self.in_one_tube
+            _place_ready(engine, tube, jobs, now, keys)
+        else:
+            _place_all(engine, list(self.jobs.values()), now, len(self.tubes) == 1)
         for tube in self.tubes.values():
             if not tube.refs:  # every job of it was deleted: it does not exist
                 tube.refs += 1
                 engine.unref(tube)
         engine.next_id = max(engine.next_id, self.next_id)
-        result = Restored(len(self.jobs), engine.next_id, states=self.states)
+        pins = {segment: held for segment, held in self.pins.items() if held}
+        result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins,
+                          runs=self.runs)  # fmt: skip
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
             if paused is not None and pause.pause_ms > 0 and pause.pause_until > now:
@@ -252,28 +326,61 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     return decoder(data)
 
 
-def _place_all(engine: Engine, jobs: Iterable[Job], now: int) -> None:
-    """Put each folded job in its queue (one loop, the engine's moves bound once). The
-    moves are made `restarting()`: the state table lets a job re-enter its logged state."""
+def _place_all(engine: Engine, jobs: list[Job], now: int, one_tube: bool = False) -> None:
+    """Put each folded job in its queue. The moves are made `restarting()`: the state
+    table lets a job re-enter its logged state. Ready jobs (nearly all, usually) are
+    placed a tube at once with the keys they were made with; the rest one by one, in
+    order (buried jobs keep their bury order)."""
+    states = list(map(_STATE_OF, jobs))
+    ready, others = jobs, []
+    if states.count(READY) != len(jobs):
+        ready = list(compress(jobs, map(is_, states, repeat(READY))))
+        others = list(compress(jobs, map(is_not, states, repeat(READY))))
+    for tube, group in _by_tube(ready, one_tube):
+        _place_ready(engine, tube, group, now)
+    with restarting():
+        _place_each(engine, others, now)
+
+
+def _place_ready(
+    engine: Engine, tube: Tube, jobs: list[Job], now: int, keys: list[int] | None = None
+) -> None:
+    """Place jobs of `tube` made READY at once (`keys`: theirs, when known)."""
+    tube.jobs += len(jobs)
+    tube.refs += len(jobs)
+    with restarting():
+        engine.make_ready_restored(tube, jobs, now, keys)
+
+
+def _by_tube(jobs: list[Job], one_tube: bool) -> list[tuple[Tube, list[Job]]]:
+    """`jobs` grouped by tube (C-level passes: one check when they share one; none when
+    the log names `one_tube`)."""
+    if not jobs:
+        return []
+    first = jobs[0].tube
+    if one_tube or list(map(_TUBE_OF, jobs)).count(first) == len(jobs):
+        return [(first, jobs)]
+    ordered = sorted(jobs, key=_TUBE_INDEX)
+    return [(tube, list(group)) for tube, group in groupby(ordered, _TUBE_OF)]
+
+
+def _place_each(engine: Engine, jobs: Iterable[Job], now: int) -> None:
+    """The jobs not READY, one move each (the engine's moves bound once)."""
     make_ready, make_delayed = engine.make_ready, engine.make_delayed
     make_buried = engine.make_buried
-    ready, reserved = JobState.READY, JobState.RESERVED
     events = engine.events
-    with restarting():
-        for job in jobs:
-            tube = job.tube
-            tube.jobs += 1
-            tube.refs += 1
-            state = job.state
-            if state is ready:
-                make_ready(job, now)
-            elif state is JobState.DELAYED:
-                make_delayed(job, job.deadline)
-            elif state is JobState.BURIED:
-                make_buried(job)
-            elif state is reserved:  # a restart ends every reservation
-                if events is not None:
-                    events.emit(now, "timeout", job.id, tube.name, None)
-                make_ready(job, now)
-            else:  # an extension's held state (HELD_STATES): it re-places the job itself
-                move(job, state)
+    for job in jobs:
+        tube = job.tube
+        tube.jobs += 1
+        tube.refs += 1
+        state = job.state
+        if state is JobState.DELAYED:
+            make_delayed(job, job.deadline)
+        elif state is JobState.BURIED:
+            make_buried(job)
+        elif state is JobState.RESERVED:  # a restart ends every reservation
+            if events is not None:
+                events.emit(now, "timeout", job.id, tube.name, None)
+            make_ready(job, now)
+        else:  # an extension's held state (HELD_STATES): it re-places the job itself
+            move(job, state)

@@ -9,19 +9,23 @@ start-up reads the directory back and restores the engine (core/restore.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import cast
 
+from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job, JobState
 from beanpod.core.records import (
     DELETE_SIZE,
     PUT_OVERHEAD,
+    RecordError,
     encode_delete,
     encode_next_id,
     encode_pause,
@@ -35,9 +39,17 @@ from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
 from beanpod.server.replay import ReplayProgress
 from beanpod.storage import compaction
-from beanpod.storage.framing import FRAME_SIZE, crc32, frame, frame_pair, pack_frame_header
+from beanpod.storage import snapshot as snapshot_file
+from beanpod.storage.framing import (
+    FRAME_SIZE,
+    HEADER_SIZE,
+    crc32,
+    frame,
+    frame_pair,
+    pack_frame_header,
+)
 from beanpod.storage.recovery import CorruptLog, LogReader
-from beanpod.storage.segments import DirLock, FileIO
+from beanpod.storage.segments import DirLock, FileIO, list_segments
 from beanpod.storage.wal import WalWriter
 
 log = logging.getLogger("beanpod.wal")
@@ -53,6 +65,7 @@ class WalSettings:
     directory: Path
     fsync_ms: int | None = 50  # 0: before every reply; None: never (-F)
     segment_size: int = 10485760
+    snapshot_min_jobs: int = 10_000  # a clean shutdown with this many jobs writes a snapshot
 
 
 class Durability:
@@ -97,12 +110,14 @@ class Durability:
         collecting = gc.isenabled()
         gc.disable()  # replay makes millions of objects and no cycles: don't walk them
         try:
-            reader = LogReader(directory)
-            restorer = Restorer(self.engine)
+            restorer = Restorer(self.engine, FRAME_SIZE)
+            self.progress.loading(0)  # /readyz: loading the snapshot is replay too
+            covered = yield from self._load_snapshot(directory, restorer)
+            reader = LogReader(directory, max(covered, default=0))
             yield from self._replay(reader, restorer)
             self.restored = restored = restorer.finish(now)
             self.progress.finish(restored.jobs)
-            old, first_index = self._tidy(reader)
+            old, first_index = self._tidy(reader, covered)
         except BaseException:
             self.lock.release()
             raise
@@ -113,6 +128,38 @@ class Durability:
         self._start_writing(directory, old, first_index)
         log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
                  restored.next_id)  # fmt: skip
+
+    def _load_snapshot(
+        self, directory: Path, restorer: Restorer
+    ) -> Generator[None, None, dict[int, int]]:
+        """Fold the snapshot into `restorer` if it matches the log; return the segments it
+        covers (index -> end). A damaged or outdated one is removed and the whole log is
+        replayed (it holds everything the snapshot does); one whose checksums pass but
+        whose content does not decode stops start-up (CorruptLog), as a bad record does."""
+        path = snapshot_file.path_of(directory)
+        try:
+            snap = snapshot_file.read(directory)
+            why = None if snap is None else snapshot_file.unusable(snap, list_segments(directory))
+        except (snapshot_file.SnapshotError, OSError) as exc:
+            snap, why = None, str(exc)
+        if why is not None:
+            log.warning("WAL snapshot %s not used (%s); replaying the whole log", path, why)
+            snapshot_file.remove(directory)
+        if snap is None or why is not None:
+            return {}
+        jobs = 0
+        try:
+            for jobs in snapshot_payload.load(restorer, snap.data, snap.start):
+                self.progress.loading(jobs)
+                yield
+        except RecordError as exc:
+            raise CorruptLog(
+                path, snap.start, f"{exc} (remove it: the log is replayed whole)"
+            ) from exc
+        finally:
+            snap.close()
+        log.info("WAL snapshot %s: %d jobs, segments up to %d", path, jobs, snap.last)
+        return snap.covered
 
     def _replay(self, reader: LogReader, restorer: Restorer) -> Iterator[None]:
         progress = self.progress
@@ -145,9 +192,10 @@ class Durability:
             keep_unsynced=fsync_ms is not None,
         )  # fmt: skip
         writer.on_new_segment = self._watermark
-        head = FRAME_SIZE + PUT_OVERHEAD
-        self.ledger.add_many((job, job.file, head + len(job.tube.name_bytes) + len(job.body))
-                             for job in self.engine.jobs.values())  # fmt: skip
+        self.ledger.adopt(cast("dict[int, dict[Hashable, int]]", restored.pins))  # jobs hash
+        for segment, jobs, sizes in restored.runs:
+            self.ledger.add_run(segment, cast("list[Hashable]", jobs), sizes)
+        restored.pins, restored.runs = {}, []  # the ledger holds them now
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
@@ -160,10 +208,17 @@ class Durability:
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
         self.engine.journal = self
 
-    def _tidy(self, reader: LogReader) -> tuple[list[tuple[int, Path, int]], int]:
-        """Drop segments without records, cut torn tails and unused preallocated space."""
+    def _tidy(self, reader: LogReader,
+              covered: dict[int, int]) -> tuple[list[tuple[int, Path, int]], int]:  # fmt: skip
+        """Drop segments without records, cut torn tails and unused preallocated space
+        (segments a snapshot covers end where it says)."""
         old = []
-        last = max((r.index for r in reader.reports), default=0)
+        last = max((r.index for r in reader.reports), default=max(covered, default=0))
+        for index, path in list_segments(reader.directory):
+            if index in covered:
+                if path.stat().st_size > covered[index]:
+                    os.truncate(path, covered[index])
+                old.append((index, path, covered[index]))
         for report in reader.reports:
             if report.records == 0:
                 os.unlink(report.path)
@@ -345,7 +400,29 @@ class Durability:
 
     async def aclose(self) -> None:
         await self.commit.aclose()
+        self._write_snapshot()
         self.writer.close()
+
+    def _write_snapshot(self) -> None:
+        """At a clean shutdown, with every record written: the state as a snapshot, so
+        the next start reads it instead of replaying these segments (docs/wal.md)."""
+        writer, engine = self.writer, self.engine
+        if writer.failed is not None or len(engine.jobs) < self.settings.snapshot_min_jobs:
+            return
+        covered = {i: seg.end for i, seg in writer.segments.items()
+                   if seg not in writer.spares and seg.end > HEADER_SIZE}  # fmt: skip
+        if not covered:
+            return
+        directory = self.settings.directory
+        try:
+            payload = snapshot_payload.encode(engine, self.pause_file, self.state_file)
+            size = snapshot_file.write(directory, covered, payload)
+        except OSError as exc:
+            log.warning("WAL snapshot not written (%s); the next start replays the log", exc)
+            with contextlib.suppress(OSError):
+                os.unlink(directory / snapshot_file.TMP_NAME)
+            return
+        log.info("WAL snapshot written: %d jobs, %.1f MB", len(engine.jobs), size / 1e6)
         if self.engine.journal is self:
             self.engine.journal = None
         if self.lock is not None:

@@ -34,6 +34,17 @@ class ReplayProgress:
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     _told: float = 0.0
 
+    def loading(self, jobs: int) -> None:
+        """The snapshot's load so far (it comes before `begin` and the segments after
+        it): `replaying` from the first call, a line at least every EVERY_S seconds."""
+        now = self.clock()
+        self.jobs = jobs
+        if not self.replaying:
+            self.replaying, self._told = True, now
+        elif now - self._told >= EVERY_S:
+            self._told = now
+            log.info("WAL snapshot: %d jobs loaded so far", jobs)
+
     def begin(self, segments: int, bytes_total: int) -> None:
         self.replaying = True
         self.segments, self.bytes_total = segments, bytes_total

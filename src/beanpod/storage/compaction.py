@@ -14,7 +14,7 @@ therefore stays near `2 * live + 3 * segment size` under any churn.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from itertools import islice
 
 MIN_BUDGET = 256 * 1024  # bytes migrated per flush at least, when compaction is due
@@ -35,32 +35,61 @@ def budget(bytes_written: int) -> int:
 class Ledger:
     """Live items by the segment that holds their latest full record, with its size."""
 
-    __slots__ = ("by_segment", "live_bytes")
+    __slots__ = ("by_segment", "live_bytes", "pending")
 
     def __init__(self) -> None:
         self.by_segment: dict[int, dict[Hashable, int]] = {}
         self.live_bytes = 0
+        # segment -> runs of items added in bulk, grouped on the segment's first use
+        self.pending: dict[int, list[tuple[list[Hashable], int | list[int]]]] = {}
+
+    def add_run(self, segment: int, items: list[Hashable], sizes: int | list[int]) -> None:
+        """Items of one segment, each of size `sizes` or sizes[i] (start-up: a snapshot's
+        jobs, a run at a time). Grouping a million items costs ~0.1 s, so each segment's
+        are grouped when it is first asked about (its first remove, live or items), not
+        before the server's first reply."""
+        self.pending.setdefault(segment, []).append((items, sizes))
+        self.live_bytes += sizes * len(items) if isinstance(sizes, int) else sum(sizes)
+
+    def _group(self, segment: int) -> None:
+        held = self.by_segment.setdefault(segment, {})
+        for items, sizes in self.pending.pop(segment):
+            if isinstance(sizes, int):
+                held.update(dict.fromkeys(items, sizes))
+            else:
+                held.update(zip(items, sizes, strict=True))
+        if not held:
+            del self.by_segment[segment]
+
+    def segments(self) -> dict[int, dict[Hashable, int]]:
+        """Every segment's items (all grouped now: for checks, not for the hot path)."""
+        for segment in list(self.pending):
+            self._group(segment)
+        return self.by_segment
 
     def add(self, item: Hashable, segment: int, size: int) -> None:
+        if self.pending and segment in self.pending:
+            self._group(segment)
         items = self.by_segment.get(segment)
         if items is None:
             items = self.by_segment[segment] = {}
         items[item] = size
         self.live_bytes += size
 
-    def add_many(self, entries: Iterable[tuple[Hashable, int, int]]) -> None:
-        """`add` for each (item, segment, size), in one loop (start-up: every live job)."""
-        by_segment, live, last = self.by_segment, 0, None
-        items: dict[Hashable, int] = {}
-        for item, segment, size in entries:
-            if segment != last:
-                last = segment
-                items = by_segment.setdefault(segment, {})
-            items[item] = size
-            live += size
-        self.live_bytes += live
+    def adopt(self, by_segment: dict[int, dict[Hashable, int]]) -> None:
+        """Take over items already grouped by segment, {item: size} each (start-up: the
+        restore pins every job as it folds it, so no pass over the jobs is left here)."""
+        for segment, items in by_segment.items():
+            held = self.by_segment.get(segment)
+            if held is None:
+                self.by_segment[segment] = items
+            else:
+                held.update(items)
+            self.live_bytes += sum(items.values())
 
     def remove(self, item: Hashable, segment: int) -> None:
+        if self.pending and segment in self.pending:
+            self._group(segment)
         items = self.by_segment.get(segment)
         if items is not None and (size := items.pop(item, None)) is not None:
             self.live_bytes -= size
@@ -68,9 +97,13 @@ class Ledger:
                 del self.by_segment[segment]
 
     def live(self, segment: int) -> int:
+        if self.pending and segment in self.pending:
+            self._group(segment)
         items = self.by_segment.get(segment)
         return 0 if items is None else len(items)
 
     def items(self, segment: int, limit: int) -> list[Hashable]:
         """Up to `limit` items pinning `segment` (oldest placed first)."""
+        if self.pending and segment in self.pending:
+            self._group(segment)
         return list(islice(self.by_segment.get(segment, ()), limit))

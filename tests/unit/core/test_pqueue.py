@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key
+from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key, ready_keys
 
 
 class Item:
@@ -98,3 +99,31 @@ def test_dead_keys_are_dropped_when_they_outnumber_the_live() -> None:
         queue.discard(items[job_id])
     assert len(queue) == 11 and queue.stored < 200
     assert [item.id for item in queue.in_order()] == list(range(5000, 4989, -1))
+
+
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=20), st.integers(0, 2**32 - 1))
+def test_ready_keys_are_ready_key_of_each_pair(pris: list[int], one: int) -> None:
+    ids = list(range(7, 7 + len(pris)))
+    assert ready_keys(pris, ids) == [ready_key(p, i) for p, i in zip(pris, ids, strict=True)]
+    assert ready_keys(repeat(one), ids) == [ready_key(one, i) for i in ids]
+
+
+@given(st.lists(st.integers(0, 3), max_size=30), st.lists(st.integers(0, 3), max_size=30))
+def test_extend_places_items_that_hold_their_keys(before: list[int], bulk: list[int]) -> None:
+    """A bulk extend after pushes (its keys may fall below the run's last: the heap)
+    pops in the same order as pushing each item would."""
+    items: dict[int, Item] = {}
+    queue = LazyHeap(items)
+    for job_id, pri in enumerate(before, 1):
+        items[job_id] = Item(job_id)
+        queue.push(ready_key(pri, job_id), items[job_id])
+    keys = []
+    for job_id, pri in enumerate(bulk, len(before) + 1):
+        item = items[job_id] = Item(job_id)
+        item.entry = ready_key(pri, job_id)
+        keys.append(item.entry)
+    queue.extend(sorted(keys))
+    assert len(queue) == len(before) + len(bulk)
+    expected = sorted(items, key=lambda i: (([*before, *bulk])[i - 1], i))
+    assert [queue.pop().id for _ in expected] == expected
+    assert queue.pop() is None

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from beanpod.storage.framing import (
     HEADER_SIZE,
@@ -11,6 +13,7 @@ from beanpod.storage.framing import (
     encode_header,
     frame,
     iter_frames,
+    next_nonzero,
     next_valid_frame,
     read_frame,
 )
@@ -65,3 +68,17 @@ def test_next_valid_frame_skips_damage_and_zeros() -> None:
     data = b"\xff" * 5 + bytes(100) + frame(b"\x05after")
     assert next_valid_frame(data, 0) == 105
     assert next_valid_frame(b"\xff" * 5 + bytes(100), 0) is None
+
+
+@given(
+    st.integers(0, 200_000), st.lists(st.integers(0, 199_999), max_size=2), st.integers(0, 200_001)
+)
+def test_next_nonzero_finds_the_first_non_zero_byte(size: int, marks: list[int], pos: int) -> None:
+    """Across 64 KiB blocks, from any position, as a byte-by-byte search would."""
+    data = bytearray(size)
+    for at in marks:
+        if at < size:
+            data[at] = 7
+    raw = bytes(data)
+    expected = next((i for i in range(pos, size) if raw[i]), None)
+    assert next_nonzero(raw, pos) == expected

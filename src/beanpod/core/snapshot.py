@@ -1,0 +1,327 @@
+"""The snapshot payload: every live job, paused tube and named state in a column layout
+that loads with a few C-level passes per column instead of Python code per job. Pure:
+bytes in, bytes out (storage/snapshot.py frames and writes it; docs/wal.md).
+
+    head     next_id:u64 tubes:u32 jobs:u64 pauses:u32 states:u32 counted:u64 exts:u64
+    tubes    (name_len:u16 name) * tubes
+    pauses   (file:u32 pause_ms:i64 pause_until:i64 tube:u32) * pauses
+    states   (file:u32 key_len:u16 value_len:u32 key value) * states
+    counted  (position:u64 reserves timeouts releases buries kicks:u32) * counted
+    exts     (position:u64 kind:u16 len:u32) * exts, then every extension's bytes
+    columns  id:u64 * jobs, then tube:u32 pri:u32 delay:i64 ttr:i64 created:i64
+             deadline:i64 state:u8 file:u32 body_len:u32 in this order, each as runs of
+             equal values: runs:u64 (value * runs) (count:u32 * runs), counts adding up
+             to `jobs` (a column of one value is one run; equal neighbours share an int)
+    bodies   every body, in job order (the file ends with them)
+
+Jobs are in the order a replay of the same log would leave them for what it matters to:
+each tube's buried jobs in bury order. A job's `file` is the segment holding its latest
+full record, so the compaction ledger is the same as after a replay. Written from the live
+engine at a clean shutdown, each job as a migration would rewrite it (a reserved job is
+logged reserved and comes back ready, as after any restart).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from io import BytesIO
+from itertools import chain, groupby, repeat
+from operator import add, attrgetter, mul
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
+
+from beanpod.core.engine import Engine
+from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
+from beanpod.core.pqueue import ready_keys
+from beanpod.core.records import PauseRecord, RecordError
+from beanpod.core.restore import Restorer
+from beanpod.core.tube import Tube
+
+_HEAD = struct.Struct("<QIQIIQQ")
+_LEN16 = struct.Struct("<H")
+_PAUSE = struct.Struct("<IqqI")
+_STATE = struct.Struct("<IHI")
+_COUNTED = struct.Struct("<Q5I")
+_EXT = struct.Struct("<QHI")
+_RUNS = struct.Struct("<Q")
+LOAD_CHUNK = 100_000  # jobs per step of the load (progress and event-loop turns between)
+# (attribute, array typecode) of each column, in file order
+COLUMNS = (("id", "Q"), ("tube", "I"), ("pri", "I"), ("delay", "q"), ("ttr", "q"),
+           ("created", "q"), ("deadline", "q"), ("state", "B"), ("file", "I"),
+           ("body", "I"))  # fmt: skip
+_MASK = 0xFFFFFFFF
+_STATES = tuple(JobState)
+_SWAP = sys.byteorder != "little"
+_T = TypeVar("_T")
+
+
+def encode(
+    engine: Engine, pauses: dict[str, int], states: dict[str, tuple[int, bytes]]
+) -> list[bytes]:
+    """The payload for the engine as it is: `pauses` maps a paused tube to the segment of
+    its pause record, `states` a named state to (segment, value)."""
+    jobs = _in_order(engine)
+    tubes = engine.tube_list
+    counted, extended = sum(1 for j in jobs if j.counters), sum(1 for j in jobs if j.ext)
+    out = [_HEAD.pack(engine.next_id, len(tubes), len(jobs), len(pauses), len(states),
+                      counted, extended)]  # fmt: skip
+    out += [_LEN16.pack(len(t.name_bytes)) + t.name_bytes for t in tubes]
+    out += [_PAUSE.pack(file, engine.tubes[name].pause_ms, engine.tubes[name].pause_until,
+                        engine.tubes[name].index) for name, file in pauses.items()]  # fmt: skip
+    for key, (file, value) in states.items():
+        raw = key.encode()
+        out.append(_STATE.pack(file, len(raw), len(value)) + raw + value)
+    out += [_COUNTED.pack(i, *_counts(j.counters)) for i, j in enumerate(jobs) if j.counters]
+    exts = [(i, j.ext.KIND, j.ext.encode()) for i, j in enumerate(jobs) if j.ext]
+    out += [_EXT.pack(i, kind, len(raw)) for i, kind, raw in exts]
+    out += [raw for _, _, raw in exts]
+    out += [_column(jobs, name, code) for name, code in COLUMNS]
+    out.append(b"".join(map(attrgetter("body"), jobs)))
+    return out
+
+
+def _in_order(engine: Engine) -> list[Job]:
+    """Every job; buried ones last, each tube's in bury order (the order replay keeps)."""
+    jobs = [job for job in engine.jobs.values() if job.state is not BURIED]
+    jobs += chain.from_iterable(tube.buried.values() for tube in engine.tube_list)
+    return jobs
+
+
+def _column(jobs: list[Job], name: str, code: str) -> bytes:
+    if name == "tube":
+        values: Iterable[int] = (job.tube.index for job in jobs)
+    elif name == "body":
+        values = map(len, map(attrgetter("body"), jobs))
+    else:
+        values = map(attrgetter(name), jobs)
+    if name == "id":
+        return _bytes(array(code, values))
+    firsts, counts = array(code), array("I")
+    for value, run in groupby(values):
+        firsts.append(value)
+        counts.append(len(list(run)))
+    return _RUNS.pack(len(firsts)) + _bytes(firsts) + _bytes(counts)
+
+
+def _bytes(column: array[int]) -> bytes:
+    if _SWAP:
+        column.byteswap()
+    return column.tobytes()
+
+
+def _counts(c: int) -> tuple[int, int, int, int, int]:
+    return c & _MASK, (c >> 32) & _MASK, (c >> 64) & _MASK, (c >> 96) & _MASK, c >> 128
+
+
+class Payload(Protocol):
+    """A file's bytes read front to back (a mapped file: mmap.mmap)."""
+
+    def __len__(self) -> int: ...
+    def read(self, n: int, /) -> bytes: ...
+    def seek(self, pos: int, /) -> object: ...
+    def tell(self) -> int: ...
+
+
+class _Cursor:
+    """Reads the payload front to back (BytesIO over the file's bytes shares them)."""
+
+    def __init__(self, data: bytes | Payload, start: int) -> None:
+        self.stream: BytesIO | Payload = BytesIO(data) if isinstance(data, bytes) else data
+        self.stream.seek(start)
+        self.size = len(data)
+        self.read = self.stream.read
+
+    def left(self) -> int:
+        return self.size - self.stream.tell()
+
+    def unpack(self, fmt: struct.Struct) -> tuple[Any, ...]:
+        raw = self.read(fmt.size)
+        if len(raw) != fmt.size:
+            raise RecordError("snapshot payload cut short")
+        return fmt.unpack(raw)
+
+    def column(self, code: str, count: int) -> array[int]:
+        column = array(code)
+        raw = self.read(count * column.itemsize)
+        if len(raw) != count * column.itemsize:
+            raise RecordError("snapshot column cut short")
+        column.frombytes(raw)
+        if _SWAP:
+            column.byteswap()
+        return column
+
+
+def load(restorer: Restorer, data: bytes | Payload, start: int) -> Iterator[int]:
+    """Fold the payload at `data[start:]` into an empty restorer, LOAD_CHUNK jobs at a
+    time: yields how many are loaded after each chunk (start-up reports progress and
+    lets the event loop run). Raises RecordError when it does not hold what its head says."""
+    cur = _Cursor(data, start)
+    next_id: int
+    njobs: int
+    next_id, ntubes, njobs, npauses, nstates, ncounted, nexts = cur.unpack(_HEAD)
+    tubes = [restorer.adopt_tube(cur.read(cur.unpack(_LEN16)[0]).decode()) for _ in range(ntubes)]
+    for _ in range(npauses):
+        file, ms, until, tube = cur.unpack(_PAUSE)
+        name = _tube(tubes, tube).name
+        restorer.pauses[name] = (file, PauseRecord(name, ms, until))
+    for _ in range(nstates):
+        file, key_len, value_len = cur.unpack(_STATE)
+        key = cur.read(key_len).decode()  # before the value (an assignment reads it first)
+        restorer.states[key] = (file, cur.read(value_len))
+    counted = [cur.unpack(_COUNTED) for _ in range(ncounted)]
+    exts = [cur.unpack(_EXT) for _ in range(nexts)]
+    ext_bytes = [cur.read(size) for _, _, size in exts]
+    columns = _Columns(cur, tubes, njobs)
+    jobs: list[Job] = []
+    keys: list[int] = []  # while every job is ready in one tube: the ready keys
+    for at in range(0, njobs, LOAD_CHUNK):
+        made, made_keys = columns.jobs(at, min(at + LOAD_CHUNK, njobs), restorer.jobs)
+        jobs += made
+        if columns.one_ready_tube:  # then every key is an int
+            keys += cast("list[int]", made_keys)
+        yield len(jobs)
+    for at, r, t, rel, b, k in counted:
+        jobs[at].counters = r | t << 32 | rel << 64 | b << 96 | k << 128
+    for (at, kind, _), raw in zip(exts, ext_bytes, strict=True):
+        restorer.ext[columns.ids[at]] = (kind, raw)
+    restorer.next_id = max(restorer.next_id, next_id)
+    columns.pin(restorer, jobs, [len(t.name_bytes) for t in tubes])
+    if columns.one_ready_tube and jobs:
+        restorer.in_one_tube = (jobs[0].tube, jobs, keys)
+
+
+def load_all(restorer: Restorer, data: bytes | Payload, start: int) -> int:
+    """`load` in one go (`wal verify` and `wal dump`); return the jobs loaded."""
+    jobs = 0
+    for jobs in load(restorer, data, start):  # noqa: B007 - the last count is the total
+        pass
+    return jobs
+
+
+def _tube(tubes: list[Tube], index: int) -> Tube:
+    if index >= len(tubes):
+        raise RecordError(f"snapshot names tube {index} of {len(tubes)}")
+    return tubes[index]
+
+
+Spread: TypeAlias = "list[_T] | repeat[_T]"  # a column's values; a repeat: all one
+Runs: TypeAlias = tuple[list[int], list[int]]  # a column as runs: (values, counts)
+Keys: TypeAlias = "list[int] | list[int | None] | repeat[None]"  # ready keys, None: not READY
+
+
+def _part(values: Spread[_T], start: int, end: int) -> Spread[_T]:
+    return values if isinstance(values, repeat) else values[start:end]
+
+
+class _Columns:
+    """The job columns, read and checked, each spread back to one value per job."""
+
+    def __init__(self, cur: _Cursor, tubes: list[Tube], count: int) -> None:
+        self.ids: list[int] = cur.column("Q", count).tolist()
+        self.tube_runs = _runs(cur, "I", count, len(tubes))
+        self.tube = _objects(self.tube_runs, tubes)
+        self.pri, self.delay, self.ttr, self.created, self.deadline = (
+            _ints(_runs(cur, code, count)) for code in ("I", "q", "q", "q", "q")
+        )
+        self.states = _objects(_runs(cur, "B", count, len(_STATES)), _STATES)
+        self.file_runs = _runs(cur, "I", count)
+        self.file = _ints(self.file_runs)
+        self.length_runs = lengths = _runs(cur, "I", count)
+        if sum(map(mul, *lengths)) != cur.left():
+            raise RecordError("snapshot bodies do not fill the rest of the file")
+        self.lengths = _ints(lengths)
+        self.read = cur.read
+
+    @property
+    def one_ready_tube(self) -> bool:
+        """Is every job ready in one tube (the common case, placed at once)?"""
+        states = self.states
+        return (
+            isinstance(self.tube, repeat) and isinstance(states, repeat) and next(states) is READY
+        )
+
+    def jobs(self, start: int, end: int, into: dict[int, Job]) -> tuple[list[Job], Keys]:
+        """Jobs `start` to `end` made (`restored_job`) and added to `into` by id, with
+        their ready keys."""
+        ids, pri = self.ids[start:end], _part(self.pri, start, end)
+        state = _part(self.states, start, end)
+        keys = _keys(pri, ids, state)
+        jobs = list(map(restored_job, ids, _part(self.tube, start, end), pri,
+                        _part(self.delay, start, end), _part(self.ttr, start, end),
+                        map(self.read, _part(self.lengths, start, end)),
+                        _part(self.created, start, end), state,
+                        _part(self.deadline, start, end), _part(self.file, start, end),
+                        keys))  # fmt: skip
+        into.update(zip(ids, jobs, strict=True))
+        return jobs, keys
+
+    def pin(self, restorer: Restorer, jobs: list[Job], name_lens: list[int]) -> None:
+        """Pin every job in its segment (what the compaction ledger starts from), a run
+        of the file column at a time, each job's size its tube name and body bytes."""
+        files, counts = self.file_runs
+        sizes = self._sizes(name_lens)
+        size = next(sizes) if isinstance(sizes, repeat) else sizes
+        restorer.pin_runs(_runs_of(jobs, files, counts, size))
+
+    def _sizes(self, name_lens: list[int]) -> Spread[int]:
+        tube_at, counts = self.tube_runs
+        lengths = self.lengths
+        if len(tube_at) == 1 and isinstance(lengths, repeat):
+            return repeat(name_lens[tube_at[0]] + next(lengths))
+        names = _spread(list(map(name_lens.__getitem__, tube_at)), counts)
+        return list(map(add, names, lengths))
+
+
+def _runs_of(
+    jobs: list[Job], files: list[int], counts: list[int], sizes: int | list[int]
+) -> Iterator[tuple[int, list[Job], int | list[int]]]:
+    """(segment, its run of jobs, their sizes: one int for all, or a list)."""
+    at = 0
+    for segment, count in zip(files, counts, strict=True):
+        yield (
+            segment,
+            jobs[at : at + count],
+            sizes if isinstance(sizes, int) else sizes[at : at + count],
+        )
+        at += count
+
+
+def _runs(cur: _Cursor, code: str, count: int, below: int | None = None) -> Runs:
+    """A column's runs, (values, counts), checked: they hold `count` values, each
+    below `below` when given."""
+    (runs,) = cur.unpack(_RUNS)
+    values, counts = cur.column(code, runs), cur.column("I", runs)
+    if sum(counts) != count or (below is not None and runs and max(values) >= below):
+        raise RecordError("snapshot column does not hold one known value per job")
+    return values.tolist(), counts.tolist()
+
+
+def _spread(values: Sequence[_T], counts: list[int]) -> Spread[_T]:
+    """One value per job: one endless repeat when the column is one run."""
+    if len(values) == 1:
+        return repeat(values[0])
+    return list(chain.from_iterable(map(repeat, values, counts)))
+
+
+def _ints(runs: Runs) -> Spread[int]:
+    """The column's ints, one object per distinct value (as jobs made by puts share
+    them): 32 bytes per job and field otherwise."""
+    values, counts = runs
+    seen: dict[int, int] = {}
+    return _spread(list(map(seen.setdefault, values, values)), counts)
+
+
+def _objects(runs: Runs, objects: Sequence[_T]) -> Spread[_T]:
+    """The objects the column's values index (tubes, states)."""
+    values, counts = runs
+    return _spread(list(map(objects.__getitem__, values)), counts)
+
+
+def _keys(pri: Spread[int], ids: list[int], states: Spread[JobState]) -> Keys:
+    """Each job's ready key, None for a job not READY (`restored_job`)."""
+    if isinstance(states, repeat):
+        return ready_keys(pri, ids) if next(states) is READY else repeat(None)
+    keys = ready_keys(pri, ids)
+    return [key if s is READY else None for key, s in zip(keys, states, strict=True)]
