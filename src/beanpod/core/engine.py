@@ -31,7 +31,7 @@ from beanpod.core.job import (
 )
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.memory import MemoryMeter
-from beanpod.core.pqueue import delayed_key
+from beanpod.core.pqueue import delayed_key, ready_key
 from beanpod.core.stats import Counters
 from beanpod.core.timers import DELAY_DUE, PAUSE_END, TTR_EXPIRY, WAITER, TimerHeap
 from beanpod.core.timings import JobTimings
