@@ -139,7 +139,7 @@ class App:
             return
         if self._timer is not None:
             self._timer.cancel()
-        delay = max(0, due - self.clock.now()) / 1000
+        delay = max(0, due + 1 - self.clock.now()) / 1000  # see _tick
         self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
         self._timer_at = due
 
@@ -170,7 +170,10 @@ class App:
     def _tick(self) -> None:
         self._timer = None
         self._timer_at = None
-        self.engine.tick(self.clock.now())
+        # Only what fell due before this millisecond: `now` is a floor, so a timer set
+        # `d` ms after a command could otherwise fire up to 1 ms before `d` ms have passed
+        # (a client timing a 1 s reserve timeout saw 0.9995 s); beanstalkd never fires early.
+        self.engine.tick(self.clock.now() - 1)
         self.rearm()
 
     def _clock_moved(self, now: int) -> None:
