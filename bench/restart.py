@@ -39,6 +39,7 @@ class Figures:
     first_reply: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # server CPU seconds until that reply
     rss_after: list[int] = field(default_factory=list)
+    checkpoints: tuple[int, int] = (0, 0)  # beanpod: (started, written) before the stop
 
 
 def beanpod_argv(port: int, wal: Path) -> list[str]:
@@ -124,9 +125,12 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
         first_reply(proc, port, 30)
         fill(port, args.jobs, b"x" * args.body)
         time.sleep(0.5)  # let the last group commit and fsync settle
+        if args.wait_checkpoint:
+            wait_checkpoints(log, 120)
         figures.rss_before = rss_bytes(proc.pid)
     finally:
         stop(proc, args.signal)
+    figures.checkpoints = checkpoints(log)
     for _ in range(args.repeats):
         port = free_port()
         t0 = time.monotonic()
@@ -144,6 +148,22 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
     return figures
 
 
+def checkpoints(log: Path) -> tuple[int, int]:
+    """(checkpoints started, written) by beanpod so far, from its log."""
+    text = log.read_text(errors="replace")
+    return text.count("WAL checkpoint started"), text.count("WAL checkpoint written")
+
+
+def wait_checkpoints(log: Path, timeout: float) -> None:
+    """Until every checkpoint started is written (or given up) or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        started, written = checkpoints(log)
+        if started <= written + log.read_text(errors="replace").count("WAL checkpoint given up"):
+            return
+        time.sleep(0.05)
+
+
 def _range(values: list[float], fmt: str) -> str:
     lo, hi = min(values), max(values)
     return fmt % lo if lo == hi else f"{fmt % lo}-{fmt % hi}"
@@ -156,7 +176,10 @@ def report(figures: Figures) -> str:
     return (f"{figures.name:10s} first reply {_range(figures.first_reply, '%.2f')} s "
             f"(CPU {_range(figures.cpu, '%.2f')} s)  "
             f"RSS before {figures.rss_before / mb:.0f} MiB  after {_range(after, '%.0f')} MiB "
-            f"({_range(ratio, '%.2f')}x)")  # fmt: skip
+            f"({_range(ratio, '%.2f')}x)"
+            + (f"  checkpoints before the stop: {figures.checkpoints[0]} started, "
+               f"{figures.checkpoints[1]} written"
+               if figures.name == "beanpod" else ""))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                         const=signal.SIGTERM, default=signal.SIGKILL,
                         help="stop with SIGTERM (clean shutdown) instead of kill -9")  # fmt: skip
     parser.add_argument("--only", choices=("beanpod", "beanstalkd"))
+    parser.add_argument("--wait-checkpoint", action="store_true",
+                        help="before the stop, wait until a checkpoint beanpod started "
+                        "while filling is written (its log line)")  # fmt: skip
     parser.add_argument("--src", type=Path, help="measure the beanpod tree at SRC (its src/)")
     args = parser.parse_args(argv)
     if args.src is not None:

@@ -95,6 +95,15 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="Bytes per log segment file.",
 )
 @click.option(
+    "--checkpoint-floor",
+    default=64 << 20,
+    show_default=True,
+    type=click.IntRange(0),
+    metavar="BYTES",
+    help="Write a checkpoint (snapshot) while serving once the log written since the last "
+    "one exceeds the live bytes and BYTES (0: only at shutdown).",
+)
+@click.option(
     "--workq-port",
     default=None,
     type=click.IntRange(0, 65535),
@@ -171,9 +180,9 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
-    segment_size: int, events_dir: str | None, clock: str, http: str, http_token: str | None,
-    metrics_max_tubes: int, analytics_dir: str | None, log_format: str, check_moves: bool,
-    print_config: bool, **edge: object,
+    segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
+    http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
+    check_moves: bool, print_config: bool, **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     if print_config:
@@ -188,6 +197,7 @@ def serve(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
+        checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
         edge=edge_settings(edge),

@@ -254,7 +254,8 @@ class Restorer:
         if job is None:
             return
         if self.runs:  # a snapshot's job, replaced or deleted by a later record
-            self.pins.update(pin_groups(self.runs))
+            for segment, group in pin_groups(self.runs).items():  # (merged: `fold` holds
+                self.pins.setdefault(segment, {}).update(group)  # its segment's dict)
             self.runs = []
         del self.pins[job.file][job]
 

@@ -53,6 +53,7 @@ COLUMNS = (("id", "Q"), ("tube", "I"), ("pri", "I"), ("delay", "q"), ("ttr", "q"
            ("body", "I"))  # fmt: skip
 _MASK = 0xFFFFFFFF
 _STATES = tuple(JobState)
+_TUBE_NAME = attrgetter("tube.name_bytes")
 _SWAP = sys.byteorder != "little"
 _T = TypeVar("_T")
 
@@ -62,47 +63,101 @@ def encode(
 ) -> list[bytes]:
     """The payload for the engine as it is: `pauses` maps a paused tube to the segment of
     its pause record, `states` a named state to (segment, value)."""
-    jobs = _in_order(engine)
-    tubes = engine.tube_list
-    counted, extended = sum(1 for j in jobs if j.counters), sum(1 for j in jobs if j.ext)
-    out = [_HEAD.pack(engine.next_id, len(tubes), len(jobs), len(pauses), len(states),
-                      counted, extended)]  # fmt: skip
-    out += [_LEN16.pack(len(t.name_bytes)) + t.name_bytes for t in tubes]
-    out += [_PAUSE.pack(file, engine.tubes[name].pause_ms, engine.tubes[name].pause_until,
-                        engine.tubes[name].index) for name, file in pauses.items()]  # fmt: skip
-    for key, (file, value) in states.items():
-        raw = key.encode()
-        out.append(_STATE.pack(file, len(raw), len(value)) + raw + value)
-    out += [_COUNTED.pack(i, *_counts(j.counters)) for i, j in enumerate(jobs) if j.counters]
-    exts = [(i, j.ext.KIND, j.ext.encode()) for i, j in enumerate(jobs) if j.ext]
-    out += [_EXT.pack(i, kind, len(raw)) for i, kind, raw in exts]
-    out += [raw for _, _, raw in exts]
-    out += [_column(jobs, name, code) for name, code in COLUMNS]
-    out.append(b"".join(map(attrgetter("body"), jobs)))
-    return out
+    encoder = Encoder(engine, paused(engine, pauses), states)
+    encoder.add(in_order(engine))
+    return encoder.payload()
 
 
-def _in_order(engine: Engine) -> list[Job]:
+def paused(engine: Engine, pauses: dict[str, int]) -> list[tuple[str, int, int, int]]:
+    """(tube, segment of its pause record, pause_ms, pause_until) of each paused tube."""
+    tubes = engine.tubes
+    return [(n, f, tubes[n].pause_ms, tubes[n].pause_until) for n, f in pauses.items()]
+
+
+def in_order(engine: Engine) -> list[Job]:
     """Every job; buried ones last, each tube's in bury order (the order replay keeps)."""
     jobs = [job for job in engine.jobs.values() if job.state is not BURIED]
     jobs += chain.from_iterable(tube.buried.values() for tube in engine.tube_list)
     return jobs
 
 
-def _column(jobs: list[Job], name: str, code: str) -> bytes:
-    if name == "tube":
-        values: Iterable[int] = (job.tube.index for job in jobs)
-    elif name == "body":
-        values = map(len, map(attrgetter("body"), jobs))
-    else:
-        values = map(attrgetter(name), jobs)
-    if name == "id":
-        return _bytes(array(code, values))
-    firsts, counts = array(code), array("I")
+class Encoder:
+    """The payload built a batch of jobs at a time: a checkpoint while serving encodes
+    the jobs in chunks between event-loop turns, each as it is then (a shutdown, all at
+    once). Equal values that meet at a chunk boundary join one run, so a column of one
+    value stays one run (the loader's fast path)."""
+
+    def __init__(
+        self, engine: Engine, pauses: list[tuple[str, int, int, int]],
+        states: dict[str, tuple[int, bytes]],
+    ) -> None:  # fmt: skip
+        """Takes what is not a job now: next id, tubes (list-tubes order), `pauses`
+        ((tube, segment, pause_ms, pause_until): `paused`) and named `states`."""
+        self.next_id = engine.next_id
+        self.pauses = pauses
+        self.states = dict(states)
+        # its own numbering (engine indexes move as tubes go); a tube left without jobs
+        # is dropped again by the loader
+        self.tubes = {tube.name_bytes: i for i, tube in enumerate(engine.tube_list)}
+        for name, *_ in pauses:
+            self.tubes.setdefault(name.encode(), len(self.tubes))
+        self.ids = array("Q")
+        self.runs = {name: (array(code), array("I")) for name, code in COLUMNS[1:]}
+        self.counted: list[bytes] = []
+        self.exts: list[tuple[int, int, bytes]] = []
+        self.bodies: list[bytes] = []
+
+    def add(self, jobs: Sequence[Job]) -> None:
+        """Append these jobs, in this order, each as it is now."""
+        at = len(self.ids)
+        names = list(map(_TUBE_NAME, jobs))
+        tubes = self.tubes
+        for name in dict.fromkeys(names):
+            tubes.setdefault(name, len(tubes))
+        self.ids.extend(map(attrgetter("id"), jobs))
+        for name, _ in COLUMNS[1:]:
+            if name == "tube":
+                values: Iterable[int] = map(tubes.__getitem__, names)
+            elif name == "body":
+                values = map(len, map(attrgetter("body"), jobs))
+            else:
+                values = map(attrgetter(name), jobs)
+            _extend_runs(*self.runs[name], values)
+        self.counted += [_COUNTED.pack(at + i, *_counts(j.counters))
+                         for i, j in enumerate(jobs) if j.counters]  # fmt: skip
+        self.exts += [(at + i, j.ext.KIND, j.ext.encode()) for i, j in enumerate(jobs) if j.ext]
+        self.bodies += map(attrgetter("body"), jobs)
+
+    def payload(self) -> list[bytes]:
+        """The payload's parts (their concatenation is the payload)."""
+        tubes, pauses, states = self.tubes, self.pauses, self.states
+        out = [_HEAD.pack(self.next_id, len(tubes), len(self.ids), len(pauses), len(states),
+                          len(self.counted), len(self.exts))]  # fmt: skip
+        out += [_LEN16.pack(len(name)) + name for name in tubes]
+        out += [_PAUSE.pack(file, ms, until, tubes[name.encode()])
+                for name, file, ms, until in pauses]  # fmt: skip
+        for key, (file, value) in states.items():
+            raw = key.encode()
+            out.append(_STATE.pack(file, len(raw), len(value)) + raw + value)
+        out += self.counted
+        out += [_EXT.pack(i, kind, len(raw)) for i, kind, raw in self.exts]
+        out += [raw for _, _, raw in self.exts]
+        out.append(_bytes(self.ids))
+        for values, counts in self.runs.values():
+            out.append(_RUNS.pack(len(values)) + _bytes(values) + _bytes(counts))
+        out.append(b"".join(self.bodies))  # one part: a crc and write call, not one a job
+        return out
+
+
+def _extend_runs(firsts: array[int], counts: array[int], values: Iterable[int]) -> None:
+    """Append `values` as runs, joining the last run when the first value continues it."""
     for value, run in groupby(values):
-        firsts.append(value)
-        counts.append(len(list(run)))
-    return _RUNS.pack(len(firsts)) + _bytes(firsts) + _bytes(counts)
+        n = len(list(run))
+        if firsts and firsts[-1] == value:
+            counts[-1] += n
+        else:
+            firsts.append(value)
+            counts.append(n)
 
 
 def _bytes(column: array[int]) -> bytes:

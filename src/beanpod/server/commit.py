@@ -47,6 +47,7 @@ class GroupCommit:
         self.always = fsync_ms == 0
         self.interval = None if not fsync_ms else fsync_ms / 1000
         self.before_flush = before_flush
+        self.after_write: Callable[[], None] | None = None  # once per flush that wrote
         self.loop = asyncio.get_running_loop()
         self.syncer = SyncThread()
         self.scheduled = False
@@ -74,7 +75,7 @@ class GroupCommit:
 
     # ---- writing -----------------------------------------------------------------------
 
-    def flush(self) -> None:
+    def flush(self) -> None:  # noqa: C901 - one call per flush, kept flat (the hot path)
         self.scheduled = False
         writer = self.writer
         # Compaction can only have work when segments older than the current one exist.
@@ -86,6 +87,8 @@ class GroupCommit:
         if not writer.flush():
             self._retry_later()
             return
+        if wrote and self.after_write is not None:
+            self.after_write()
         held, self.waiting_write = self.waiting_write, []
         if not self.always:
             _release(held)

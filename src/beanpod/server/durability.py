@@ -35,6 +35,8 @@ from beanpod.core.records import (
 )
 from beanpod.core.restore import BadRecord, Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
+from beanpod.server import checkpoint
+from beanpod.server.checkpoint import Checkpoint
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
 from beanpod.server.replay import ReplayProgress
@@ -66,6 +68,9 @@ class WalSettings:
     fsync_ms: int | None = 50  # 0: before every reply; None: never (-F)
     segment_size: int = 10485760
     snapshot_min_jobs: int = 10_000  # a clean shutdown with this many jobs writes a snapshot
+    # a checkpoint starts once the log written since the last snapshot exceeds
+    # max(live bytes, this) and there are snapshot_min_jobs jobs (0: never)
+    checkpoint_floor: int = 64 << 20
 
 
 class Durability:
@@ -83,6 +88,9 @@ class Durability:
         self.lock: DirLock | None = None
         self.progress = ReplayProgress()
         self.restored = Restored()
+        self.checkpoint: Checkpoint | None = None  # the one running, if any
+        self.checkpoint_task: asyncio.Task[int] | None = None
+        self._snapshot_mark = 0  # writer.bytes_appended at the last snapshot's P
         self.writer: WalWriter
         self.commit: GroupCommit
 
@@ -114,6 +122,7 @@ class Durability:
             self.progress.loading(0)  # /readyz: loading the snapshot is replay too
             covered = yield from self._load_snapshot(directory, restorer)
             reader = LogReader(directory, max(covered, default=0))
+            self._snapshot_mark = -reader.bytes_total  # replayed: written since the snapshot
             yield from self._replay(reader, restorer)
             self.restored = restored = restorer.finish(now)
             self.progress.finish(restored.jobs)
@@ -206,6 +215,8 @@ class Durability:
         if not writer.room(0):
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
+        if self.settings.checkpoint_floor:
+            self.commit.after_write = self._maybe_checkpoint
         self.engine.journal = self
 
     def _tidy(self, reader: LogReader,
@@ -380,6 +391,44 @@ class Durability:
         self.records_migrated += len(jobs)
         return size
 
+    # ---- checkpoints (after a flush that wrote) ---------------------------------------
+
+    def _maybe_checkpoint(self) -> None:
+        """Start a checkpoint when enough log was written since the last snapshot."""
+        writer = self.writer
+        since = writer.bytes_appended - self._snapshot_mark
+        if (
+            since > self.settings.checkpoint_floor
+            and since > self.ledger.live_bytes
+            and self.checkpoint is None
+            and writer.failed is None
+            and len(self.engine.jobs) >= self.settings.snapshot_min_jobs
+        ):
+            self.start_checkpoint()
+
+    def start_checkpoint(self, chunk: int = checkpoint.CHUNK) -> asyncio.Task[int]:
+        """Seal the log here and write a checkpoint in the background (one at a time)."""
+        assert self.checkpoint is None
+        self._snapshot_mark = self.writer.bytes_appended
+        self.checkpoint = job = Checkpoint(self.engine, self.writer, self.settings.directory,
+                                           self.pause_file, self.state_file)  # fmt: skip
+        log.info("WAL checkpoint started: %d jobs, segments up to %d", len(job.order), job.last)
+        self.checkpoint_task = task = asyncio.get_running_loop().create_task(job.run(chunk))
+        task.add_done_callback(self._checkpoint_done)
+        return task
+
+    def _checkpoint_done(self, task: asyncio.Task[int]) -> None:
+        self.checkpoint = None
+        self.checkpoint_task = None
+
+    async def _cancel_checkpoint(self) -> None:
+        """A clean shutdown gives up a running checkpoint (its own snapshot follows),
+        waiting for its thread so the two never write the file at once."""
+        job, task = self.checkpoint, self.checkpoint_task
+        if job is not None and task is not None:
+            job.cancel()
+            await task
+
     # ---- reporting and shutdown --------------------------------------------------------
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
@@ -399,6 +448,7 @@ class Durability:
         )
 
     async def aclose(self) -> None:
+        await self._cancel_checkpoint()
         await self.commit.aclose()
         self._write_snapshot()
         self.writer.close()
@@ -451,7 +501,8 @@ async def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | 
     loop keeps running between slices of the replay; `progress` tells how far it got)."""
     assert config.binlog_dir is not None
     fsync_ms = None if config.no_fsync else config.fsync_ms
-    settings = WalSettings(Path(config.binlog_dir), fsync_ms, config.segment_size)
+    settings = WalSettings(Path(config.binlog_dir), fsync_ms, config.segment_size,
+                           checkpoint_floor=config.checkpoint_floor)  # fmt: skip
     wal = Durability(engine, settings, io)
     wal.progress = progress
     await wal.open_async(now)

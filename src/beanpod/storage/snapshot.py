@@ -21,7 +21,7 @@ import mmap
 import os
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +62,13 @@ def path_of(directory: Path) -> Path:
     return directory / NAME
 
 
-def write(directory: Path, covered: dict[int, int], chunks: Iterable[bytes]) -> int:
-    """Write a snapshot covering `covered` (index -> end) durably; return its size."""
+def write(
+    directory: Path, covered: dict[int, int], chunks: Iterable[bytes],
+    keep_going: Callable[[], bool] = lambda: True,
+) -> int:  # fmt: skip
+    """Write a snapshot covering `covered` (index -> end) durably; return its size.
+    `keep_going` is asked once the file is synced: False leaves the old one in place
+    (and removes the new one, returning 0)."""
     table = b"".join(_ENTRY.pack(i, end) for i, end in sorted(covered.items()))
     parts = [table, *chunks]
     crc, size = 0, 0
@@ -76,6 +81,9 @@ def write(directory: Path, covered: dict[int, int], chunks: Iterable[bytes]) -> 
         out.writelines(parts)
         out.flush()
         os.fsync(out.fileno())
+    if not keep_going():
+        os.unlink(tmp)
+        return 0
     os.replace(tmp, path_of(directory))
     _sync_dir(directory)
     return HEADER_SIZE + size

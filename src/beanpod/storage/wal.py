@@ -13,6 +13,7 @@ the writer `failed`; `flush()` retries them, so nothing placed is ever dropped.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +52,9 @@ class SyncJob:
         if self.sync_dir:
             self.io.sync_dir(self.directory)
         for seg in self.drops:
-            self.io.unlink(str(seg.path))
+            # (a segment placed and dropped within one flush was never created)
+            with contextlib.suppress(FileNotFoundError):
+                self.io.unlink(str(seg.path))
             if seg.fd >= 0:
                 self.io.close(seg.fd)
                 seg.fd = -1
@@ -167,6 +170,15 @@ class WalWriter:
         elif seg.allocated < seg.capacity:
             self.io.allocate(seg.fd, seg.capacity)
         seg.allocated = seg.capacity
+
+    def seal(self) -> dict[int, int]:
+        """End the current segment here: the next record starts a new one. Return the
+        segments holding records, each with its end (what a checkpoint covers)."""
+        self.current = None
+        self.open = None
+        spares = self.spares
+        return {i: seg.end for i, seg in self.segments.items()
+                if seg not in spares and seg.end > HEADER_SIZE}  # fmt: skip
 
     # ---- space -------------------------------------------------------------------------
 
