@@ -239,8 +239,12 @@ def present(port: int, ids: list[int]) -> set[int]:
 
 def check(directory: Path, kept: list[int], deleted: list[int]) -> SubprocessServer:
     server = serve(directory)
-    assert present(server.port, kept) == set(kept)
-    assert present(server.port, deleted) == set()
+    try:
+        assert present(server.port, kept) == set(kept)
+        assert present(server.port, deleted) == set()
+    except BaseException:
+        server.kill()  # (a failed check must not leave the server running)
+        raise
     return server
 
 
