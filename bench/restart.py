@@ -44,7 +44,10 @@ class Figures:
 
 def beanpod_argv(port: int, wal: Path) -> list[str]:
     return [sys.executable, "-m", "beanpod", "serve", "-l", "127.0.0.1", "-p", str(port),
-            "--workq-port", "0", "-b", str(wal)]  # fmt: skip
+            "--workq-port", "0", "-b", str(wal), *EXTRA]  # fmt: skip
+
+
+EXTRA: list[str] = []  # more `beanpod serve` flags (--checkpoint-floor)
 
 
 def beanstalkd_argv(port: int, wal: Path) -> list[str]:
@@ -194,8 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait-checkpoint", action="store_true",
                         help="before the stop, wait until a checkpoint beanpod started "
                         "while filling is written (its log line)")  # fmt: skip
+    parser.add_argument("--checkpoint-floor", type=int, metavar="BYTES",
+                        help="beanpod serve --checkpoint-floor BYTES (default off)")  # fmt: skip
     parser.add_argument("--src", type=Path, help="measure the beanpod tree at SRC (its src/)")
     args = parser.parse_args(argv)
+    if args.checkpoint_floor is not None:
+        EXTRA[:] = ["--checkpoint-floor", str(args.checkpoint_floor)]
     if args.src is not None:
         SRC[0] = args.src.resolve()
     workdir = Path(tempfile.mkdtemp(prefix="bench-restart-"))

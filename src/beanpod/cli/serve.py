@@ -96,12 +96,13 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 @click.option(
     "--checkpoint-floor",
-    default=64 << 20,
+    default=0,
     show_default=True,
     type=click.IntRange(0),
     metavar="BYTES",
     help="Write a checkpoint (snapshot) while serving once the log written since the last "
-    "one exceeds the live bytes and BYTES (0: only at shutdown).",
+    "one exceeds the live bytes and BYTES, e.g. 67108864: faster restarts after a crash, "
+    "~1 s of CPU per 1M jobs each (0: off, a snapshot only at clean shutdown).",
 )
 @click.option(
     "--workq-port",

@@ -70,7 +70,7 @@ class WalSettings:
     snapshot_min_jobs: int = 10_000  # a clean shutdown with this many jobs writes a snapshot
     # a checkpoint starts once the log written since the last snapshot exceeds
     # max(live bytes, this) and there are snapshot_min_jobs jobs (0: never)
-    checkpoint_floor: int = 64 << 20
+    checkpoint_floor: int = 0  # off unless asked: a checkpoint costs serving CPU
 
 
 class Durability:
