@@ -15,7 +15,6 @@ from beanpod.core.records import Record, RecordError, decode
 from beanpod.core.restore import RestoreError, Restorer
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.recovery import LogReader, salvage
-from beanpod.storage.segments import list_segments
 
 DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -86,11 +85,7 @@ def _snapshot(directory: Path, restorer: Restorer, bad: list[str]) -> dict[int, 
     """Check DIR/snapshot as start-up would and fold it in if start-up would use it;
     return the segments it covers (their records are then not read)."""
     path = snapshot_file.path_of(directory)
-    try:
-        snap = snapshot_file.read(directory)
-        why = None if snap is None else snapshot_file.unusable(snap, list_segments(directory))
-    except (snapshot_file.SnapshotError, OSError) as exc:
-        snap, why = None, str(exc)
+    snap, why = snapshot_file.read_usable(directory)
     if why is not None:
         click.echo(f"{path.name}  not used: {why} (start-up replays the whole log)")
     if snap is None or why is not None:

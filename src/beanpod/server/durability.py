@@ -146,11 +146,7 @@ class Durability:
         replayed (it holds everything the snapshot does); one whose checksums pass but
         whose content does not decode stops start-up (CorruptLog), as a bad record does."""
         path = snapshot_file.path_of(directory)
-        try:
-            snap = snapshot_file.read(directory)
-            why = None if snap is None else snapshot_file.unusable(snap, list_segments(directory))
-        except (snapshot_file.SnapshotError, OSError) as exc:
-            snap, why = None, str(exc)
+        snap, why = snapshot_file.read_usable(directory)
         if why is not None:
             log.warning("WAL snapshot %s not used (%s); replaying the whole log", path, why)
             snapshot_file.remove(directory)

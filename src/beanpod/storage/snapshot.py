@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from beanpod.storage.framing import FRAME_SIZE
+from beanpod.storage.segments import list_segments
 
 NAME = "snapshot"
 TMP_NAME = "snapshot.tmp"
@@ -143,6 +144,20 @@ def unusable(snapshot: Snapshot, segments: list[tuple[int, Path]]) -> str | None
         if os.path.getsize(path) < end or any(after):
             return f"segment {index} no longer ends at offset {end}"
     return None
+
+
+def read_usable(directory: Path) -> tuple[Snapshot | None, str | None]:
+    """DIR/snapshot as start-up would take it: (None, None) when there is none, (the
+    snapshot, None) when it matches the log, (None, why) when it cannot be used."""
+    try:
+        snap = read(directory)
+        why = None if snap is None else unusable(snap, list_segments(directory))
+    except (SnapshotError, OSError) as exc:
+        return None, str(exc)
+    if why is not None and snap is not None:
+        snap.close()
+        return None, why
+    return snap, why
 
 
 def remove(directory: Path) -> None:
