@@ -13,7 +13,6 @@ replay of the whole log restores. Jobs whose latest full record is after P are l
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -69,10 +68,8 @@ class Checkpoint:
         except Cancelled as why:
             log.info("WAL checkpoint given up (%s)", why)
             return 0
-        except OSError as exc:
+        except OSError as exc:  # snapshot_file.write removed its .tmp
             log.warning("WAL checkpoint not written (%s); the old snapshot stays", exc)
-            with contextlib.suppress(OSError):
-                os.unlink(self.directory / snapshot_file.TMP_NAME)
             return 0
         log.info("WAL checkpoint written: %d jobs, %.1f MB, segments up to %d, in %.2f s",
                  len(self.encoder.ids), size / 1e6, self.last,

@@ -9,7 +9,6 @@ start-up reads the directory back and restores the engine (core/restore.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -463,10 +462,8 @@ class Durability:
         try:
             payload = snapshot_payload.encode(engine, self.pause_file, self.state_file)
             size = snapshot_file.write(directory, covered, payload)
-        except OSError as exc:
+        except OSError as exc:  # snapshot_file.write removed its .tmp
             log.warning("WAL snapshot not written (%s); the next start replays the log", exc)
-            with contextlib.suppress(OSError):
-                os.unlink(directory / snapshot_file.TMP_NAME)
             return
         log.info("WAL snapshot written: %d jobs, %.1f MB", len(engine.jobs), size / 1e6)
         if self.engine.journal is self:

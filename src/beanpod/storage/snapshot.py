@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from beanpod.storage.framing import FRAME_SIZE
-from beanpod.storage.segments import list_segments
+from beanpod.storage.segments import OsFileIO, list_segments
 
 NAME = "snapshot"
 TMP_NAME = "snapshot.tmp"
@@ -69,7 +69,8 @@ def write(
 ) -> int:  # fmt: skip
     """Write a snapshot covering `covered` (index -> end) durably; return its size.
     `keep_going` is asked once the file is synced: False leaves the old one in place
-    (and removes the new one, returning 0)."""
+    (and removes the new one, returning 0). On an OSError the new one is removed too,
+    and the error raised: the old snapshot stays."""
     table = b"".join(_ENTRY.pack(i, end) for i, end in sorted(covered.items()))
     parts = [table, *chunks]
     crc, size = 0, 0
@@ -77,16 +78,21 @@ def write(
         crc, size = zlib.crc32(part, crc), size + len(part)
     head = _HEAD.pack(MAGIC, VERSION, 0, len(covered), size, crc)
     tmp = directory / TMP_NAME
-    with open(tmp, "wb") as out:
-        out.write(head + zlib.crc32(head).to_bytes(4, "little"))
-        out.writelines(parts)
-        out.flush()
-        os.fsync(out.fileno())
-    if not keep_going():
-        os.unlink(tmp)
-        return 0
-    os.replace(tmp, path_of(directory))
-    _sync_dir(directory)
+    try:
+        with open(tmp, "wb") as out:
+            out.write(head + zlib.crc32(head).to_bytes(4, "little"))
+            out.writelines(parts)
+            out.flush()
+            os.fsync(out.fileno())
+        if not keep_going():
+            os.unlink(tmp)
+            return 0
+        os.replace(tmp, path_of(directory))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    OsFileIO().sync_dir(str(directory))
     return HEADER_SIZE + size
 
 
@@ -164,11 +170,3 @@ def remove(directory: Path) -> None:
     for name in (NAME, TMP_NAME):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(directory / name)
-
-
-def _sync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
