@@ -43,7 +43,6 @@ from beanpod.storage import compaction
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.framing import (
     FRAME_SIZE,
-    HEADER_SIZE,
     crc32,
     frame,
     frame_pair,
@@ -454,8 +453,7 @@ class Durability:
         writer, engine = self.writer, self.engine
         if writer.failed is not None or len(engine.jobs) < self.settings.snapshot_min_jobs:
             return
-        covered = {i: seg.end for i, seg in writer.segments.items()
-                   if seg not in writer.spares and seg.end > HEADER_SIZE}  # fmt: skip
+        covered = writer.covered()
         if not covered:
             return
         directory = self.settings.directory

@@ -172,10 +172,14 @@ class WalWriter:
         seg.allocated = seg.capacity
 
     def seal(self) -> dict[int, int]:
-        """End the current segment here: the next record starts a new one. Return the
-        segments holding records, each with its end (what a checkpoint covers)."""
+        """End the current segment here: the next record starts a new one. Return what
+        a checkpoint covers (`covered()`)."""
         self.current = None
         self.open = None
+        return self.covered()
+
+    def covered(self) -> dict[int, int]:
+        """The segments holding records, each with its end (what a snapshot covers)."""
         spares = self.spares
         return {i: seg.end for i, seg in self.segments.items()
                 if seg not in spares and seg.end > HEADER_SIZE}  # fmt: skip
