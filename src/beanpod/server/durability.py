@@ -86,8 +86,8 @@ class Durability:
         self.lock: DirLock | None = None
         self.progress = ReplayProgress()
         self.restored = Restored()
-        self.checkpoint: Checkpoint | None = None  # the one running, if any
-        self.checkpoint_task: asyncio.Task[int] | None = None
+        # the checkpoint running, if any, with the task that runs it
+        self.checkpoint: tuple[Checkpoint, asyncio.Task[int]] | None = None
         self._snapshot_mark = 0  # writer.bytes_appended at the last snapshot's P
         self.writer: WalWriter
         self.commit: GroupCommit
@@ -404,22 +404,22 @@ class Durability:
         """Seal the log here and write a checkpoint in the background (one at a time)."""
         assert self.checkpoint is None
         self._snapshot_mark = self.writer.bytes_appended
-        self.checkpoint = job = Checkpoint(self.engine, self.writer, self.settings.directory,
-                                           self.pause_file, self.state_file)  # fmt: skip
+        job = Checkpoint(self.engine, self.writer, self.settings.directory, self.pause_file,
+                         self.state_file)  # fmt: skip
         log.info("WAL checkpoint started: %d jobs, segments up to %d", len(job.order), job.last)
-        self.checkpoint_task = task = asyncio.get_running_loop().create_task(job.run(chunk))
+        task = asyncio.get_running_loop().create_task(job.run(chunk))
+        self.checkpoint = (job, task)
         task.add_done_callback(self._checkpoint_done)
         return task
 
     def _checkpoint_done(self, task: asyncio.Task[int]) -> None:
         self.checkpoint = None
-        self.checkpoint_task = None
 
     async def _cancel_checkpoint(self) -> None:
         """A clean shutdown gives up a running checkpoint (its own snapshot follows),
         waiting for its thread so the two never write the file at once."""
-        job, task = self.checkpoint, self.checkpoint_task
-        if job is not None and task is not None:
+        if self.checkpoint is not None:
+            job, task = self.checkpoint
             job.cancel()
             await task
 
