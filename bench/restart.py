@@ -40,6 +40,8 @@ class Figures:
     cpu: list[float] = field(default_factory=list)  # server CPU seconds until that reply
     rss_after: list[int] = field(default_factory=list)
     checkpoints: tuple[int, int] = (0, 0)  # beanpod: (started, written) before the stop
+    fill_rate: float = 0.0  # puts/s while filling
+    fill_cpu: float = 0.0  # server CPU seconds (with checkpoint builders) while filling
 
 
 def beanpod_argv(port: int, wal: Path) -> list[str]:
@@ -126,8 +128,11 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
     proc = spawn(argv(port, wal), log)
     try:
         first_reply(proc, port, 30)
+        t0, cpu0 = time.monotonic(), cpu_seconds(proc.pid)
         fill(port, args.jobs, b"x" * args.body)
+        figures.fill_rate = args.jobs / (time.monotonic() - t0)
         time.sleep(0.5)  # let the last group commit and fsync settle
+        figures.fill_cpu = cpu_seconds(proc.pid) - cpu0
         if args.wait_checkpoint:
             wait_checkpoints(log, 120)
         figures.rss_before = rss_bytes(proc.pid)
@@ -157,12 +162,18 @@ def checkpoints(log: Path) -> tuple[int, int]:
     return text.count("WAL checkpoint started"), text.count("WAL checkpoint written")
 
 
-def wait_checkpoints(log: Path, timeout: float) -> None:
-    """Until every checkpoint started is written (or given up) or `timeout` passes."""
+def wait_checkpoints(log: Path, timeout: float, quiet: float = 3.0) -> None:
+    """Until no checkpoint has run for `quiet` seconds (beanpod starts one once it has
+    been idle 2 s) or `timeout` passes."""
     deadline = time.monotonic() + timeout
+    calm_since = time.monotonic()
     while time.monotonic() < deadline:
         started, written = checkpoints(log)
-        if started <= written + log.read_text(errors="replace").count("WAL checkpoint given up"):
+        text = log.read_text(errors="replace")
+        ended = written + text.count("WAL checkpoint given up") + text.count("not written")
+        if started > ended:
+            calm_since = time.monotonic()
+        elif time.monotonic() - calm_since >= quiet:
             return
         time.sleep(0.05)
 
@@ -180,6 +191,7 @@ def report(figures: Figures) -> str:
             f"(CPU {_range(figures.cpu, '%.2f')} s)  "
             f"RSS before {figures.rss_before / mb:.0f} MiB  after {_range(after, '%.0f')} MiB "
             f"({_range(ratio, '%.2f')}x)"
+            + f"  fill {figures.fill_rate:,.0f} puts/s, CPU {figures.fill_cpu:.2f} s"
             + (f"  checkpoints before the stop: {figures.checkpoints[0]} started, "
                f"{figures.checkpoints[1]} written"
                if figures.name == "beanpod" else ""))  # fmt: skip
@@ -195,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop with SIGTERM (clean shutdown) instead of kill -9")  # fmt: skip
     parser.add_argument("--only", choices=("beanpod", "beanstalkd"))
     parser.add_argument("--wait-checkpoint", action="store_true",
-                        help="before the stop, wait until a checkpoint beanpod started "
-                        "while filling is written (its log line)")  # fmt: skip
+                        help="before the stop, wait until beanpod has written no checkpoint "
+                        "for 3 s (at rest; its log lines)")  # fmt: skip
     parser.add_argument("--checkpoint-floor", type=int, metavar="BYTES",
                         help="beanpod serve --checkpoint-floor BYTES (default off)")  # fmt: skip
     parser.add_argument("--src", type=Path, help="measure the beanpod tree at SRC (its src/)")

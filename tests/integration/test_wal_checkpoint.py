@@ -1,7 +1,7 @@
-"""The checkpoint while serving: taken in chunks while commands keep changing jobs, then a
-crash; start-up from it plus the segments after it restores what a replay of the whole
-log restores. Over a real process: kill -9 while one is being written and right after,
-and after more work on top of it."""
+"""The checkpoint while serving: built from the log by another process while commands
+keep changing jobs, then a crash; start-up from it plus the segments after it restores
+what a replay of the whole log restores. Over a real process: kill -9 while one is being
+written and right after, after more work on top of it, and after an idle checkpoint."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
 from beanpod.core.qless.api import call
 from beanpod.core.workq import Workq
+from beanpod.server import durability
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from tests.integration.test_wal_snapshot import image
@@ -82,16 +83,16 @@ def apply(engine: Engine, q: Qless, op: Op) -> None:
 
 
 async def checkpointed(directory: Path, before: list[Op], during: list[Op], after: list[Op],
-                       chunk: int, segment_size: int = SMALL) -> int:  # fmt: skip
-    """Run `before`, start a checkpoint (`chunk` jobs a turn) and run `during` one
-    command a loop turn while it runs, then `after`, then crash. Its size (0: none)."""
+                       segment_size: int = SMALL) -> int:  # fmt: skip
+    """Run `before`, start a checkpoint and run `during` one command a loop turn while
+    its builder runs, then `after`, then crash. Its size (0: none)."""
     engine, q = make_engine()
     wal = Durability(engine, settings(directory, segment_size))
     await wal.open_async(NOW)
     for op in before:
         apply(engine, q, op)
     await asyncio.sleep(0)  # flushed
-    task = wal.start_checkpoint(chunk)
+    task = wal.start_checkpoint()
     for op in during:
         apply(engine, q, op)
         await asyncio.sleep(0)
@@ -128,19 +129,18 @@ OP = st.tuples(
     st.lists(OP, min_size=20, max_size=80),
     st.lists(OP, max_size=40),
     st.lists(OP, max_size=20),
-    st.sampled_from([1, 3, 16]),
-    st.sampled_from([1 << 11, 1 << 16]),  # small: compaction drops covered segments
+    st.sampled_from([1 << 11, 1 << 16]),  # small: compaction drops segments before P
 )
 def test_a_checkpoint_taken_while_serving_restores_what_the_log_does(
-    before: list[Op], during: list[Op], after: list[Op], chunk: int, segment_size: int
+    before: list[Op], during: list[Op], after: list[Op], segment_size: int
 ) -> None:
-    """Jobs changed, deleted, buried, kicked and put (qless too) between the chunks of
-    a checkpoint and after it: the snapshot plus the later segments restore what the
-    whole log does (jobs, bodies, counters, states, tube stats, bury and ready order,
-    pauses, the compaction ledger)."""
+    """Jobs changed, deleted, buried, kicked and put (qless too) while a checkpoint is
+    built and after it: the snapshot plus the later segments restore what the whole log
+    does (jobs, bodies, counters, states, tube stats, bury and ready order, pauses, the
+    compaction ledger)."""
     with tempfile.TemporaryDirectory() as tmp:
         wal_dir, copy = Path(tmp) / "wal", Path(tmp) / "copy"
-        size = asyncio.run(checkpointed(wal_dir, before, during, after, chunk, segment_size))
+        size = asyncio.run(checkpointed(wal_dir, before, during, after, segment_size))
         if not size:
             hypothesis.assume(False)  # every job was gone at P: nothing to check
         assert snapshot_file.path_of(wal_dir).exists()
@@ -177,7 +177,7 @@ def test_a_shutdown_during_a_checkpoint_gives_it_up_and_writes_its_own(tmp_path:
         for i in range(50):
             apply(engine, q, ("put", i % 3, 1, 0, i))
         await asyncio.sleep(0)
-        task = wal.start_checkpoint(1)
+        task = wal.start_checkpoint()
         await asyncio.sleep(0)
         apply(engine, q, ("put", 0, 1, 0, 7))
         await wal.aclose()
@@ -303,3 +303,77 @@ def test_kill_9_after_a_checkpoint_and_more_work_starts_from_it(tmp_path: Path) 
         assert b"pause: 3600\n" in stats
     finally:
         server.kill()
+
+
+def test_an_idle_server_checkpoints_so_a_crash_restart_replays_little(tmp_path: Path) -> None:
+    """Below the write trigger (a 1 GiB floor), 2 s without writes start a checkpoint of
+    what was written; a kill -9 after it restarts from it."""
+    args = ["-b", str(tmp_path), "--workq-port", "0", "--checkpoint-floor", str(1 << 30)]
+    server = SubprocessServer(args, ENV).start(timeout=60)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+            ids = put_many(sock, 12_000)  # above the 10,000 jobs a checkpoint needs
+        wait_for(server, "WAL checkpoint written: 12000 jobs")
+    finally:
+        server.kill()
+    server = check(tmp_path, ids[:50] + ids[-50:], [])
+    try:
+        assert any("WAL snapshot" in line and "12000 jobs" in line for line in server.log)
+    finally:
+        server.kill()
+
+
+def test_no_checkpoint_starts_without_the_memory_its_builder_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(durability, "memory_short", lambda: "1 MiB available")
+
+    async def scenario() -> Durability:
+        engine, q = make_engine()
+        floor = WalSettings(tmp_path, segment_size=SMALL, snapshot_min_jobs=1,
+                            checkpoint_floor=1)  # fmt: skip
+        wal = Durability(engine, floor)
+        await wal.open_async(NOW)
+        for i in range(30):
+            apply(engine, q, ("put", 0, 1, 0, i))
+            await asyncio.sleep(0)  # a flush each: the trigger is asked each time
+        await crash(wal)
+        return wal
+
+    with caplog.at_level("WARNING", "beanpod.wal"):
+        wal = asyncio.run(scenario())
+    assert wal.checkpoint is None and not snapshot_file.path_of(tmp_path).exists()
+    said = [r.getMessage() for r in caplog.records if "checkpoint not started" in r.getMessage()]
+    assert said == ["WAL checkpoint not started: 1 MiB available"]  # once, not per flush
+
+
+def test_no_segment_is_dropped_while_the_builder_may_read_it(tmp_path: Path) -> None:
+    """Every job deleted while a checkpoint is built: compaction keeps every segment until
+    the builder is done (it may not have read a later delete of a job it folded yet), then
+    drops the unpinned ones at the next flush."""
+
+    async def scenario() -> tuple[set[int], set[int], set[int]]:
+        engine, q = make_engine()
+        wal = Durability(engine, settings(tmp_path, 1 << 11))
+        await wal.open_async(NOW)
+        for i in range(60):
+            apply(engine, q, ("put", 0, 1, 0, 40 + i % 10))
+        await asyncio.sleep(0)
+        before = set(wal.writer.segments)
+        task = wal.start_checkpoint()
+        conn = engine.connect()
+        for job_id in list(engine.jobs):
+            engine.delete(conn, job_id, NOW)
+            await asyncio.sleep(0)  # a flush (and a compaction pass) each
+        assert not task.done()  # the builder takes longer than these turns
+        during = set(wal.writer.segments)
+        await task
+        apply(engine, q, ("put", 0, 1, 0, 5))
+        await asyncio.sleep(0)
+        after = set(wal.writer.segments)
+        await crash(wal)
+        return before, during, after
+
+    before, during, after = asyncio.run(scenario())
+    assert len(before) > 3 and before <= during
+    assert not before & after  # dropped once the builder was done

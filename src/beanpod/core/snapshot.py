@@ -68,6 +68,19 @@ def encode(
     return encoder.payload()
 
 
+def encode_folded(restorer: Restorer) -> list[bytes]:
+    """The payload for what `restorer` folded, before `finish` places it (a checkpoint
+    built from the log): each job in the state its latest record names, in fold order
+    (the order `finish` places them in), with its extension's logged bytes."""
+    engine = restorer.engine
+    engine.next_id = max(engine.next_id, restorer.next_id)
+    pauses = [(name, file, rec.pause_ms, rec.pause_until)
+              for name, (file, rec) in restorer.pauses.items()]  # fmt: skip
+    encoder = Encoder(engine, pauses, restorer.states)
+    encoder.add(list(restorer.jobs.values()), restorer.ext)
+    return encoder.payload()
+
+
 def paused(engine: Engine, pauses: dict[str, int]) -> list[tuple[str, int, int, int]]:
     """(tube, segment of its pause record, pause_ms, pause_until) of each paused tube."""
     tubes = engine.tubes
@@ -107,8 +120,11 @@ class Encoder:
         self.exts: list[tuple[int, int, bytes]] = []
         self.bodies: list[bytes] = []
 
-    def add(self, jobs: Sequence[Job]) -> None:
-        """Append these jobs, in this order, each as it is now."""
+    def add(
+        self, jobs: Sequence[Job], raw_exts: dict[int, tuple[int, bytes]] | None = None
+    ) -> None:
+        """Append these jobs, in this order, each as it is now; `raw_exts`: their
+        extensions as logged (kind, bytes) by id, when not decoded into `job.ext`."""
         at = len(self.ids)
         names = list(map(_TUBE_NAME, jobs))
         tubes = self.tubes
@@ -126,6 +142,9 @@ class Encoder:
         self.counted += [_COUNTED.pack(at + i, *_counts(j.counters))
                          for i, j in enumerate(jobs) if j.counters]  # fmt: skip
         self.exts += [(at + i, j.ext.KIND, j.ext.encode()) for i, j in enumerate(jobs) if j.ext]
+        if raw_exts:
+            self.exts += [(at + i, *raw_exts[j.id])
+                          for i, j in enumerate(jobs) if j.id in raw_exts]  # fmt: skip
         self.bodies += map(attrgetter("body"), jobs)
 
     def payload(self) -> list[bytes]:

@@ -150,10 +150,12 @@ def _holds_records(path: Path) -> bool:
 class LogReader:
     """Reads a directory's segments oldest first; `reports` describes each one read."""
 
-    def __init__(self, directory: Path, after: int = 0) -> None:
-        """`after`: read only segments with a higher index (a snapshot covers the rest)."""
+    def __init__(self, directory: Path, after: int = 0, upto: int | None = None) -> None:
+        """`after`: read only segments with a higher index (a snapshot covers the rest);
+        `upto`: and none with a higher one than this (a checkpoint's build)."""
         self.directory = directory
-        self.segments = [(i, p) for i, p in list_segments(directory) if i > after]
+        self.segments = [(i, p) for i, p in list_segments(directory)
+                         if i > after and (upto is None or i <= upto)]  # fmt: skip
         self.reports: list[SegmentReport] = []
         self.bytes_total = sum(p.stat().st_size for _, p in self.segments)
         self.bytes_read = 0

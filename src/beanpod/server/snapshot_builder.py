@@ -1,0 +1,127 @@
+"""A checkpoint's snapshot, built from the log by a separate process.
+
+`python -m beanpod.server.snapshot_builder DIR` reads what it covers from stdin (one
+`segment end` pair a line: the segments the server sealed at P), folds the directory's
+snapshot (when it still matches the log) and the covered segments after it, exactly as
+start-up would, and writes DIR/snapshot covering them. It prints `jobs size` and exits 0;
+anything else is a failure the server logs (the old snapshot stays).
+
+The state it writes is the log's at P, not a live engine's: nothing in the server is read
+or paused for it, so serving pays only for sealing a segment and spawning this process.
+The server keeps every segment it covers until it exits (compaction drops none meanwhile)
+and never writes the snapshot itself while it runs. The builder runs at a lower priority
+and gives up before the rename when the server that started it is gone.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from beanpod.core import snapshot as snapshot_payload
+from beanpod.core.engine import Engine
+from beanpod.core.records import RecordError
+from beanpod.core.restore import BadRecord, Restorer
+from beanpod.storage import snapshot as snapshot_file
+from beanpod.storage.framing import FRAME_SIZE
+from beanpod.storage.recovery import CorruptLog, LogReader
+from beanpod.storage.segments import segment_name
+
+NICENESS = 19  # the lowest: it takes CPU the server and its clients leave idle
+
+
+class BuildFailed(Exception):
+    """The covered log could not be folded (a damaged record): no snapshot written."""
+
+
+def fold(directory: Path, covered: dict[int, int]) -> Restorer:
+    """The log's `covered` segments folded: the snapshot, when it still matches the log
+    and covers no more, then the segments after it (the start-up's own code), each of
+    which must end where `covered` says (the server wrote them before sealing)."""
+    upto = max(covered)
+    restorer = Restorer(Engine(), FRAME_SIZE)
+    snap, _ = snapshot_file.read_usable(directory)
+    after = 0
+    if snap is not None:
+        try:
+            if snap.last <= upto:
+                snapshot_payload.load_all(restorer, snap.data, snap.start)
+                after = snap.last
+        except RecordError:
+            restorer, after = Restorer(Engine(), FRAME_SIZE), 0  # start-up refuses it
+        finally:
+            snap.close()
+    reader = LogReader(directory, after, upto)
+    paths = dict(reader.segments)
+    for index, records in reader.segment_records(strict=True):
+        try:
+            restorer.fold(index, records)
+        except BadRecord as exc:
+            raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
+    for report in reader.reports:
+        if report.end != covered.get(report.index, report.end):
+            raise BuildFailed(f"segment {report.index} ends at offset {report.end}, "
+                              f"not at {covered[report.index]} as sealed")  # fmt: skip
+    return restorer
+
+
+def build(
+    directory: Path, covered: dict[int, int], keep_going: Callable[[], bool] = lambda: True
+) -> tuple[int, int]:
+    """Write the snapshot of the log's state at the end of `covered`; (jobs, bytes)."""
+    try:
+        restorer = fold(directory, covered)
+    except CorruptLog as exc:
+        raise BuildFailed(str(exc)) from exc
+    payload = snapshot_payload.encode_folded(restorer)
+    for index in sorted(covered):
+        _fsync(directory / segment_name(index))
+    size = snapshot_file.write(directory, covered, payload, keep_going)
+    return len(restorer.jobs), size
+
+
+def _fsync(path: Path) -> None:
+    """Make a covered segment durable before the snapshot that skips it is."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def parse_covered(text: str) -> dict[int, int]:
+    covered = {}
+    for line in text.split("\n"):
+        if line.strip():
+            index, end = line.split()
+            covered[int(index)] = int(end)
+    if not covered:
+        raise ValueError("no segment to cover")
+    return covered
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m beanpod.server.snapshot_builder DIR < covered", file=sys.stderr)
+        return 2
+    parent = os.getppid()
+    os.nice(NICENESS)
+    gc.disable()  # millions of objects, no cycles
+    try:
+        covered = parse_covered(sys.stdin.read())
+        jobs, size = build(Path(argv[0]), covered, lambda: os.getppid() == parent)
+    except (BuildFailed, OSError, ValueError) as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    if not size:
+        print("the server is gone", file=sys.stderr)
+        return 1
+    print(jobs, size)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
