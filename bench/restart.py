@@ -1,7 +1,10 @@
 """``python -m bench.restart``: restart time and memory with N jobs in the log.
 
 For each server (beanpod, beanstalkd 1.12), on a fresh directory: start with `-b DIR`,
-put N jobs (pipelined), read RSS ("before"), stop it (kill -9 by default, or SIGTERM),
+put N jobs (pipelined; the fill's rate and CPU, with any checkpoint builder's, are
+shown), read the server's RSS ("before"; a checkpoint builder running then is shown
+apart), stop it (kill -9 by default, or SIGTERM; `--wait-checkpoint`: once beanpod's
+checkpoints have caught up, as on a server at rest),
 start it again on the same directory and time from the spawn to the first reply to
 `stats` (and the CPU seconds the server used until then, a figure that a busy machine
 disturbs less than wall time), then read RSS ("after") and check `current-jobs-ready`
@@ -35,7 +38,8 @@ BATCH = 1000
 @dataclass
 class Figures:
     name: str
-    rss_before: int = 0
+    rss_before: int = 0  # the server process alone
+    rss_builder: int = 0  # beanpod: a checkpoint's builder running at the stop, if any
     first_reply: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # server CPU seconds until that reply
     rss_after: list[int] = field(default_factory=list)
@@ -135,7 +139,8 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
         figures.fill_cpu = cpu_seconds(proc.pid) - cpu0
         if args.wait_checkpoint:
             wait_checkpoints(log, 120)
-        figures.rss_before = rss_bytes(proc.pid)
+        figures.rss_before = own_rss(proc.pid)
+        figures.rss_builder = rss_bytes(proc.pid) - figures.rss_before
     finally:
         stop(proc, args.signal)
     figures.checkpoints = checkpoints(log)
@@ -147,13 +152,22 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
             stats = first_reply(proc, port, 600)
             figures.first_reply.append(time.monotonic() - t0)
             figures.cpu.append(cpu_seconds(proc.pid))
-            figures.rss_after.append(rss_bytes(proc.pid))
+            figures.rss_after.append(own_rss(proc.pid))
             ready = int(stats.get("current-jobs-ready", "-1"))
             if ready != args.jobs:
                 raise RuntimeError(f"{name}: {ready} jobs ready after restart, not {args.jobs}")
         finally:
             stop(proc, args.signal)
     return figures
+
+
+def own_rss(pid: int) -> int:
+    """VmRSS of `pid` alone (not a checkpoint builder it started)."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def checkpoints(log: Path) -> tuple[int, int]:
@@ -192,6 +206,8 @@ def report(figures: Figures) -> str:
             f"RSS before {figures.rss_before / mb:.0f} MiB  after {_range(after, '%.0f')} MiB "
             f"({_range(ratio, '%.2f')}x)"
             + f"  fill {figures.fill_rate:,.0f} puts/s, CPU {figures.fill_cpu:.2f} s"
+            + (f"  builder RSS at the stop {figures.rss_builder / mb:.0f} MiB"
+               if figures.rss_builder else "")
             + (f"  checkpoints before the stop: {figures.checkpoints[0]} started, "
                f"{figures.checkpoints[1]} written"
                if figures.name == "beanpod" else ""))  # fmt: skip

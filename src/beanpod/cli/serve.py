@@ -96,7 +96,7 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 @click.option(
     "--checkpoint-floor",
-    default=67108864,
+    default=134217728,
     show_default=True,
     type=click.IntRange(0),
     metavar="BYTES",

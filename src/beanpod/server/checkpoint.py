@@ -5,8 +5,8 @@ The server seals the log at P (the next record starts a new segment) and spawns
 server/snapshot_builder.py, which folds the directory's snapshot and the segments up to P
 from the files, as start-up would, and writes the snapshot of the log's state at P
 (docs/wal.md "Checkpoint"). Serving pays for the seal and the spawn only: the fold and
-the encoding run in that process, at a lower priority, on another core when there is
-one. Records written after P are replayed over it at the next start.
+the encoding run in that process, on CPU time nothing else wants (SCHED_IDLE). Records
+written after P are replayed over it at the next start.
 """
 
 from __future__ import annotations
@@ -66,7 +66,11 @@ class Checkpoint:
             log.warning("WAL checkpoint not written (%s, exit status %s); the old snapshot "
                         "stays", why[-1], self.process.returncode)  # fmt: skip
             return 0
-        jobs, size = map(int, out.split())
+        try:
+            jobs, size = map(int, out.split())
+        except ValueError:
+            log.warning("WAL checkpoint: the builder said %r; not counted as written", out[:200])
+            return 0
         log.info("WAL checkpoint written: %d jobs, %.1f MB, segments up to %d, in %.2f s",
                  jobs, size / 1e6, self.last, time.monotonic() - self.started)  # fmt: skip
         return size

@@ -21,7 +21,7 @@ class ServerConfig:
     fsync_ms: int = 50  # -f: fsync at most every MS ms; 0 fsyncs before each reply
     no_fsync: bool = False  # -F: never fsync
     segment_size: int = 10485760  # -s: bytes per WAL segment
-    checkpoint_floor: int = 67108864  # --checkpoint-floor: 0 off (docs/wal.md "Checkpoint")
+    checkpoint_floor: int = 134217728  # --checkpoint-floor: 0 off (docs/wal.md "Checkpoint")
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)

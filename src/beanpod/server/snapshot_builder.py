@@ -9,7 +9,7 @@ anything else is a failure the server logs (the old snapshot stays).
 The state it writes is the log's at P, not a live engine's: nothing in the server is read
 or paused for it, so serving pays only for sealing a segment and spawning this process.
 The server keeps every segment it covers until it exits (compaction drops none meanwhile)
-and never writes the snapshot itself while it runs. The builder runs at a lower priority
+and never writes the snapshot itself while it runs. The builder runs on idle CPU time only
 and gives up before the rename when the server that started it is gone.
 """
 
@@ -30,7 +30,7 @@ from beanpod.storage.framing import FRAME_SIZE
 from beanpod.storage.recovery import CorruptLog, LogReader
 from beanpod.storage.segments import segment_name
 
-NICENESS = 19  # the lowest: it takes CPU the server and its clients leave idle
+NICENESS = 19  # the lowest, where SCHED_IDLE is not available
 
 
 class BuildFailed(Exception):
@@ -92,6 +92,15 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
+def lower_priority() -> None:
+    """Run only on CPU time nothing else wants: SCHED_IDLE where there is one (Linux),
+    else the highest niceness."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(NICENESS)
+
+
 def parse_covered(text: str) -> dict[int, int]:
     covered = {}
     for line in text.split("\n"):
@@ -108,7 +117,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m beanpod.server.snapshot_builder DIR < covered", file=sys.stderr)
         return 2
     parent = os.getppid()
-    os.nice(NICENESS)
+    lower_priority()
     gc.disable()  # millions of objects, no cycles
     try:
         covered = parse_covered(sys.stdin.read())
