@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.server import snapshot_builder
+from beanpod.server import checkpoint, snapshot_builder
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.segments import list_segments
@@ -107,3 +107,33 @@ def test_bad_invocations_exit_non_zero_saying_why(
     )  # fmt: skip
     assert got.returncode == status
     assert said in got.stderr
+
+
+@pytest.mark.parametrize(("membership", "files", "room"), [
+    ("0::/app\n", {"app/memory.max": "1000\n", "app/memory.current": "400\n"}, 600),
+    ("0::/app\n", {"app/memory.max": "max\n", "app/memory.current": "400\n"}, None),
+    ("0::/host/path\n", {"memory.max": "1000\n", "memory.current": "900\n"}, 100),
+    ("4:memory:/c1\n0::/\n", {"memory/c1/memory.limit_in_bytes": "2048\n",
+                              "memory/c1/memory.usage_in_bytes": "48\n"}, 2000),
+    ("4:memory:/c1\n", {"memory/c1/memory.limit_in_bytes": "9223372036854771712\n",
+                        "memory/c1/memory.usage_in_bytes": "48\n"}, None),
+    ("3:cpu:/x\n", {}, None),
+])  # fmt: skip
+def test_the_memory_cgroup_bounds_what_a_builder_may_take(
+    tmp_path: Path, membership: str, files: dict[str, str], room: int | None
+) -> None:
+    """cgroup v2 (its own path, or the container's root), v1's memory controller, no
+    limit: MemAvailable alone would let a builder get a container OOM-killed."""
+    (tmp_path / "cgroup").write_text(membership)
+    for name, text in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_text(text)
+    assert checkpoint.cgroup_room(tmp_path / "cgroup", tmp_path / "fs") == room
+
+
+def test_the_builder_is_the_out_of_memory_killers_first_choice(tmp_path: Path) -> None:
+    script = ("from beanpod.server import snapshot_builder as b; b.lower_priority(); "
+              "print(open('/proc/self/oom_score_adj').read())")  # fmt: skip
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert got.stdout.strip() == "1000"

@@ -25,6 +25,7 @@ log = logging.getLogger("beanpod.wal")
 
 BUILDER = "beanpod.server.snapshot_builder"
 HEADROOM = 1.25  # available memory needed, as a multiple of this server's resident size
+UNLIMITED = 1 << 60  # a cgroup v1 limit this high is its "no limit" (9223372036854771712)
 
 
 class Checkpoint:
@@ -78,8 +79,8 @@ class Checkpoint:
 
 def memory_short() -> str | None:
     """Why a builder should not start now (None: it may): it holds about what this
-    server's jobs take, so the machine must have that much available, with a margin.
-    Linux only; elsewhere it is not checked."""
+    server's jobs take, so the machine (and this process's memory cgroup, in a container)
+    must have that much available, with a margin. Linux only; elsewhere not checked."""
     try:
         with open("/proc/meminfo") as f:
             fields = dict(line.split(":", 1) for line in f)
@@ -88,10 +89,46 @@ def memory_short() -> str | None:
             resident = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, KeyError, ValueError):
         return None
+    room = cgroup_room()
+    if room is not None:
+        available = min(available, room)
     if available >= resident * HEADROOM:
         return None
-    return (f"{available >> 20} MiB of memory available, the builder needs about "
+    return (f"{max(available, 0) >> 20} MiB of memory available, the builder needs about "
             f"{resident >> 20} MiB")  # fmt: skip
+
+
+def cgroup_room(
+    membership: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
+) -> int | None:
+    """What this process's memory cgroup can still take (limit - usage; v2, or v1's
+    memory controller), None without a limit. A container sees its own cgroup at the root
+    of `root`, so that is read when the named path is not there."""
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hierarchy, controllers, path = line.split(":", 2)
+        if hierarchy == "0" and not controllers:
+            base, names = root, ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            base, names = root / "memory", ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        for directory in (base / path.lstrip("/"), base):
+            limit, usage = (_read_int(directory / name) for name in names)
+            if limit is not None and usage is not None and limit < UNLIMITED:
+                return limit - usage
+    return None
+
+
+def _read_int(path: Path) -> int | None:
+    """A cgroup file's number; None when missing or "max" (no limit)."""
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _child_env() -> dict[str, str]:

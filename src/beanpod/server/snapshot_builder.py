@@ -15,6 +15,7 @@ and gives up before the rename when the server that started it is gone.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -94,11 +95,14 @@ def _fsync(path: Path) -> None:
 
 def lower_priority() -> None:
     """Run only on CPU time nothing else wants: SCHED_IDLE where there is one (Linux),
-    else the highest niceness."""
+    else the highest niceness; and be the out-of-memory killer's first choice, so that if
+    memory runs out while it holds its copy of the jobs, it goes and the server stays."""
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
         os.nice(NICENESS)
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("1000")
 
 
 def parse_covered(text: str) -> dict[int, int]:
