@@ -101,10 +101,10 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     type=click.IntRange(0),
     metavar="BYTES",
     help="Write a checkpoint (snapshot) while serving once the log written since the last "
-    "one exceeds BYTES and half the live bytes (or 1/64 of them after 2 s without writes), so a "
-    "crash restart replays little: a separate low-priority process builds it from the log "
-    "(~2 s of CPU and about the jobs' memory per 1M jobs). 0: off, a snapshot only at "
-    "clean shutdown.",
+    "one exceeds BYTES and half the live bytes (or 1/64 of them after 2 s without writes), "
+    "so a crash restart replays little: a separate idle-priority process builds it from "
+    "the log (~3 s of CPU and about the jobs' memory per 1M jobs). 0: off, a snapshot only "
+    "at clean shutdown.",
 )
 @click.option(
     "--workq-port",
