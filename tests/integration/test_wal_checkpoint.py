@@ -377,3 +377,35 @@ def test_no_segment_is_dropped_while_the_builder_may_read_it(tmp_path: Path) -> 
     before, during, after = asyncio.run(scenario())
     assert len(before) > 3 and before <= during
     assert not before & after  # dropped once the builder was done
+
+
+def test_a_builder_that_fails_is_logged_with_its_reason_and_serving_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A covered segment damaged on disk: the builder refuses, the server says why, keeps
+    the old snapshot (none) and keeps serving and logging."""
+
+    async def scenario() -> tuple[int, int]:
+        engine, q = make_engine()
+        wal = Durability(engine, settings(tmp_path, 1 << 11))
+        await wal.open_async(NOW)
+        for _ in range(40):
+            apply(engine, q, ("put", 0, 1, 0, 40))
+        await asyncio.sleep(0)
+        first = min(tmp_path.glob("*.wal"))
+        damaged = bytearray(first.read_bytes())
+        damaged[28] ^= 0xFF  # the first record's type byte: its checksum fails
+        first.write_bytes(bytes(damaged))
+        size = await wal.start_checkpoint()
+        apply(engine, q, ("put", 0, 1, 0, 5))
+        await asyncio.sleep(0)
+        await crash(wal)
+        return size, wal.writer.records_written
+
+    with caplog.at_level("WARNING", "beanpod.wal"):
+        size, written = asyncio.run(scenario())
+    assert size == 0 and not snapshot_file.path_of(tmp_path).exists()
+    assert written == 41  # the 40 puts and the one after the failed checkpoint
+    said = [r.getMessage() for r in caplog.records if "checkpoint not written" in r.getMessage()]
+    assert len(said) == 1 and "BuildFailed: corrupt WAL segment" in said[0]
+    assert "exit status 1" in said[0]

@@ -50,22 +50,28 @@ class Checkpoint:
         """Build the snapshot in a separate process; return its size (0: none written)."""
         covered = "".join(f"{i} {end}\n" for i, end in sorted(self.covered.items()))
         try:
-            self.process = await asyncio.create_subprocess_exec(
+            self.process = process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", BUILDER, str(self.directory), env=_child_env(),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
-            out, err = await self.process.communicate(covered.encode())
+            if self.cancelled:  # given up while it was being spawned
+                process.kill()
+            out, err = await process.communicate(covered.encode())
         except OSError as exc:
             log.warning("WAL checkpoint not started (%s); the old snapshot stays", exc)
             return 0
         if self.cancelled:
             log.info("WAL checkpoint given up (shutting down)")
             return 0
-        if self.process.returncode != 0:
+        return self._outcome(process.returncode, out, err)
+
+    def _outcome(self, status: int | None, out: bytes, err: bytes) -> int:
+        """The builder's size on success, logged; 0, with its reason logged, otherwise."""
+        if status != 0:
             why = err.decode(errors="replace").strip().splitlines() or ["no reason given"]
             log.warning("WAL checkpoint not written (%s, exit status %s); the old snapshot "
-                        "stays", why[-1], self.process.returncode)  # fmt: skip
+                        "stays", why[-1], status)  # fmt: skip
             return 0
         try:
             jobs, size = map(int, out.split())
