@@ -61,18 +61,6 @@ _DELETE_SIZE = DELETE_FIXED.size
 PinRun: TypeAlias = "tuple[int, list[Job], int | list[int]]"  # segment, jobs, size(s)
 
 
-def pin_groups(runs: Iterable[PinRun]) -> dict[int, dict[Job, int]]:
-    """Runs of pinned jobs as {segment: {job: size}} (one C-level pass a run)."""
-    groups: dict[int, dict[Job, int]] = {}
-    for segment, jobs, sizes in runs:
-        group = groups.setdefault(segment, {})
-        if isinstance(sizes, int):
-            group.update(dict.fromkeys(jobs, sizes))
-        else:
-            group.update(zip(jobs, sizes, strict=True))
-    return groups
-
-
 class BadRecord(Exception):
     """A record at `offset` of its segment that does not decode (`Restorer.fold`)."""
 
@@ -96,8 +84,10 @@ class Restored:
     # segment -> {job whose latest full record it holds: that record's bytes (without
     # its extension bytes)}: the compaction ledger's start (segments pinned by a job)
     pins: dict[int, dict[Job, int]] = field(default_factory=dict)
-    # a snapshot's jobs not yet in `pins`: (segment, jobs, one size or each one's)
+    # a snapshot's jobs, pinned a run at a time: (segment, jobs, one size or each one's)
     runs: list[PinRun] = field(default_factory=list)
+    # jobs of `runs` a replayed record deleted or replaced: no longer pinned there
+    unpinned: list[Job] = field(default_factory=list)
 
 
 def _pack(counters: tuple[int, int, int, int, int]) -> int:
@@ -132,6 +122,7 @@ class Restorer:
         self.created = 0
         self.pins: dict[int, dict[Job, int]] = {}  # see Restored.pins
         self.runs: list[PinRun] = []  # see Restored.runs
+        self.unpinned: list[Job] = []  # see Restored.unpinned
         self.put_overhead = PUT_OVERHEAD + record_overhead  # a put record's bytes + name + body
         # the snapshot's jobs and their ready keys, when every one is ready in one tube
         self.in_one_tube: tuple[Tube, list[Job], list[int]] | None = None
@@ -253,16 +244,14 @@ class Restorer:
         """Unpin a job deleted or replaced (an update keeps its full record's segment)."""
         if job is None:
             return
-        if self.runs:  # a snapshot's job, replaced or deleted by a later record
-            for segment, group in pin_groups(self.runs).items():  # (merged: `fold` holds
-                self.pins.setdefault(segment, {}).update(group)  # its segment's dict)
-            self.runs = []
-        del self.pins[job.file][job]
+        held = self.pins.get(job.file)
+        if held is None or held.pop(job, None) is None:
+            self.unpinned.append(job)  # a snapshot's job: the ledger takes it out of its run
 
-    def pin_runs(self, runs: Iterable[tuple[int, list[Job], int | list[int]]]) -> None:
+    def pin_runs(self, runs: Iterable[PinRun]) -> None:
         """Pin a snapshot's jobs a run at a time: (segment, jobs, tube name + body bytes
-        of each, or of all); kept as runs (`Restored.runs`) until a replayed record
-        unpins one of them (`put_overhead` is added here)."""
+        of each, or of all); kept as runs (`Restored.runs`) for the compaction ledger,
+        which groups them lazily (`put_overhead` is added here)."""
         head = self.put_overhead
         for segment, jobs, sizes in runs:
             whole = head + sizes if isinstance(sizes, int) else list(map(head.__add__, sizes))
@@ -300,7 +289,7 @@ class Restorer:
         engine.next_id = max(engine.next_id, self.next_id)
         pins = {segment: held for segment, held in self.pins.items() if held}
         result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins,
-                          runs=self.runs)  # fmt: skip
+                          runs=self.runs, unpinned=self.unpinned)  # fmt: skip
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
             if paused is not None and pause.pause_ms > 0 and pause.pause_until > now:

@@ -209,7 +209,9 @@ class Durability:
         self.ledger.adopt(cast("dict[int, dict[Hashable, int]]", restored.pins))  # jobs hash
         for segment, jobs, sizes in restored.runs:
             self.ledger.add_run(segment, cast("list[Hashable]", jobs), sizes)
-        restored.pins, restored.runs = {}, []  # the ledger holds them now
+        for job in restored.unpinned:
+            self.ledger.remove(job, job.file)
+        restored.pins, restored.runs, restored.unpinned = {}, [], []  # the ledger holds them
         for name, file in restored.paused.items():
             self.ledger.add(name, file, FRAME_SIZE + 64)
             self.pause_file[name] = file
