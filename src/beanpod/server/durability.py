@@ -128,11 +128,10 @@ class Durability:
         gc.disable()  # replay makes millions of objects and no cycles: don't walk them
         try:
             restorer = Restorer(self.engine, FRAME_SIZE)
-            self.progress.loading(0)  # /readyz: loading the snapshot is replay too
-            covered = yield from self._load_snapshot(directory, restorer)
+            covered = yield from load_snapshot(directory, restorer, self.progress)
             reader = LogReader(directory, max(covered, default=0))
             self._snapshot_mark = -reader.bytes_total  # replayed: written since the snapshot
-            yield from self._replay(reader, restorer)
+            yield from replay_segments(reader, restorer, self.progress)
             self.restored = restored = restorer.finish(now)
             self.progress.finish(restored.jobs)
             old, first_index = self._tidy(reader, covered)
@@ -146,55 +145,6 @@ class Durability:
         self._start_writing(directory, old, first_index)
         log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
                  restored.next_id)  # fmt: skip
-
-    def _load_snapshot(
-        self, directory: Path, restorer: Restorer
-    ) -> Generator[None, None, dict[int, int]]:
-        """Fold the snapshot into `restorer` if it matches the log; return the segments it
-        covers (index -> end). A damaged or outdated one is removed and the whole log is
-        replayed (it holds everything the snapshot does); one whose checksums pass but
-        whose content does not decode stops start-up (CorruptLog), as a bad record does."""
-        path = snapshot_file.path_of(directory)
-        snap, why = snapshot_file.read_usable(directory)
-        if why is not None:
-            log.warning("WAL snapshot %s not used (%s); replaying the whole log", path, why)
-            snapshot_file.remove(directory)
-        if snap is None or why is not None:
-            return {}
-        jobs = 0
-        try:
-            for jobs in snapshot_payload.load(restorer, snap.data, snap.start):
-                self.progress.loading(jobs)
-                yield
-        except RecordError as exc:
-            raise CorruptLog(
-                path, snap.start, f"{exc} (remove it: the log is replayed whole)"
-            ) from exc
-        finally:
-            snap.close()
-        log.info("WAL snapshot %s: %d jobs, segments up to %d", path, jobs, snap.last)
-        return snap.covered
-
-    def _replay(self, reader: LogReader, restorer: Restorer) -> Iterator[None]:
-        progress = self.progress
-        progress.begin(len(reader.segments), reader.bytes_total)
-        paths = dict(reader.segments)
-        count = left = 0  # records folded; records until the next loop turn
-        for index, records in reader.segment_records(strict=True):
-            while True:  # REPLAY_STEP records at a time across segments, then the loop runs
-                if not left:
-                    left = REPLAY_STEP
-                try:
-                    done = restorer.fold(index, islice(records, left))
-                except BadRecord as exc:
-                    raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
-                count += done
-                left -= done
-                progress.update(len(reader.reports), reader.bytes_read, count,
-                                len(restorer.jobs))  # fmt: skip
-                if left:
-                    break  # the segment's records are exhausted
-                yield
 
     def _start_writing(self, directory: Path, old: list[tuple[int, Path, int]],
                        first_index: int) -> None:  # fmt: skip
@@ -523,6 +473,59 @@ def _buried_from(tube: Tube, segment: int) -> list[Job]:
         if job.file == segment:
             return [job, *jobs]
     return []
+
+
+def load_snapshot(
+    directory: Path, restorer: Restorer, progress: ReplayProgress
+) -> Generator[None, None, dict[int, int]]:
+    """Fold DIR/snapshot into `restorer` if it matches the log, a chunk a step; return the
+    segments it covers (index -> end). A damaged or outdated one is removed and the whole
+    log is replayed (it holds everything the snapshot does); one whose checksums pass but
+    whose content does not decode raises CorruptLog, as a bad record does."""
+    progress.loading(0)  # /readyz: loading the snapshot is replay too
+    path = snapshot_file.path_of(directory)
+    snap, why = snapshot_file.read_usable(directory)
+    if why is not None:
+        log.warning("WAL snapshot %s not used (%s); replaying the whole log", path, why)
+        snapshot_file.remove(directory)
+    if snap is None or why is not None:
+        return {}
+    jobs = 0
+    try:
+        for jobs in snapshot_payload.load(restorer, snap.data, snap.start):
+            progress.loading(jobs)
+            yield
+    except RecordError as exc:
+        raise CorruptLog(path, snap.start, f"{exc} (remove it: the log is replayed whole)") from exc
+    finally:
+        snap.close()
+    log.info("WAL snapshot %s: %d jobs, segments up to %d", path, jobs, snap.last)
+    return snap.covered
+
+
+def replay_segments(
+    reader: LogReader, restorer: Restorer, progress: ReplayProgress
+) -> Generator[None, None, None]:
+    """Fold the reader's segments into `restorer`, REPLAY_STEP records a step (a record
+    that does not decode raises CorruptLog naming its segment and offset)."""
+    progress.begin(len(reader.segments), reader.bytes_total)
+    paths = dict(reader.segments)
+    count = left = 0  # records folded; records until the next step
+    for index, records in reader.segment_records(strict=True):
+        while True:  # REPLAY_STEP records at a time across segments, then a step
+            if not left:
+                left = REPLAY_STEP
+            try:
+                done = restorer.fold(index, islice(records, left))
+            except BadRecord as exc:
+                raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
+            count += done
+            left -= done
+            progress.update(len(reader.reports), reader.bytes_read, count,
+                            len(restorer.jobs))  # fmt: skip
+            if left:
+                break  # the segment's records are exhausted
+            yield
 
 
 def _state_item(key: str) -> tuple[str, str]:

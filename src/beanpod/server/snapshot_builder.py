@@ -19,17 +19,21 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import TypeVar
 
 from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
-from beanpod.core.records import RecordError
-from beanpod.core.restore import BadRecord, Restorer
+from beanpod.core.restore import Restorer
+from beanpod.server.durability import load_snapshot, replay_segments
+from beanpod.server.replay import ReplayProgress
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.framing import FRAME_SIZE
 from beanpod.storage.recovery import CorruptLog, LogReader
 from beanpod.storage.segments import segment_name
+
+_T = TypeVar("_T")
 
 NICENESS = 19  # the lowest, where SCHED_IDLE is not available
 
@@ -39,34 +43,31 @@ class BuildFailed(Exception):
 
 
 def fold(directory: Path, covered: dict[int, int]) -> Restorer:
-    """The log's `covered` segments folded: the snapshot, when it still matches the log
-    and covers no more, then the segments after it (the start-up's own code), each of
-    which must end where `covered` says (the server wrote them before sealing)."""
-    upto = max(covered)
-    restorer = Restorer(Engine(), FRAME_SIZE)
-    snap, _ = snapshot_file.read_usable(directory)
-    after = 0
-    if snap is not None:
-        try:
-            if snap.last <= upto:
-                snapshot_payload.load_all(restorer, snap.data, snap.start)
-                after = snap.last
-        except RecordError:
-            restorer, after = Restorer(Engine(), FRAME_SIZE), 0  # start-up refuses it
-        finally:
-            snap.close()
-    reader = LogReader(directory, after, upto)
-    paths = dict(reader.segments)
-    for index, records in reader.segment_records(strict=True):
-        try:
-            restorer.fold(index, records)
-        except BadRecord as exc:
-            raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
+    """The log's `covered` segments folded by start-up's own steps: the snapshot, when it
+    still matches the log, then the segments after it up to the last covered one, each
+    of which must end where `covered` says (the server wrote them before sealing)."""
+    restorer, progress = Restorer(Engine(), FRAME_SIZE), ReplayProgress()
+    try:
+        after = max(_run(load_snapshot(directory, restorer, progress)), default=0)
+    except CorruptLog:  # a snapshot that does not decode (start-up refuses it): without it
+        restorer, after = Restorer(Engine(), FRAME_SIZE), 0
+    reader = LogReader(directory, after, max(covered))
+    _run(replay_segments(reader, restorer, progress))
     for report in reader.reports:
         if report.end != covered.get(report.index, report.end):
             raise BuildFailed(f"segment {report.index} ends at offset {report.end}, "
                               f"not at {covered[report.index]} as sealed")  # fmt: skip
     return restorer
+
+
+def _run(steps: Generator[None, None, _T]) -> _T:
+    """Take every step at once (the builder has no event loop to let run between)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: _T = done.value
+            return result
 
 
 def build(
