@@ -13,7 +13,6 @@ the writer `failed`; `flush()` retries them, so nothing placed is ever dropped.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,9 +51,7 @@ class SyncJob:
         if self.sync_dir:
             self.io.sync_dir(self.directory)
         for seg in self.drops:
-            # (a segment placed and dropped within one flush was never created)
-            with contextlib.suppress(FileNotFoundError):
-                self.io.unlink(str(seg.path))
+            self.io.unlink(str(seg.path))
             if seg.fd >= 0:
                 self.io.close(seg.fd)
                 seg.fd = -1
@@ -78,7 +75,7 @@ class WalWriter:
         self.io: FileIO = io or OsFileIO()
         self.keep_unsynced = keep_unsynced  # hold written bytes until fsynced (for rewrite)
         self.segments: dict[int, Segment] = {
-            i: Segment(i, p, -1, size, size) for i, p, size in old
+            i: Segment(i, p, -1, size, size, allocated=size) for i, p, size in old
         }  # fmt: skip
         self.next_index = first_index
         self.current: Segment | None = None
@@ -312,7 +309,8 @@ class WalWriter:
         seg = self.oldest()
         assert seg is not None and seg is not self.current and seg not in self.spares
         del self.segments[seg.index]
-        self.drops.append(seg)
+        if seg.allocated:  # else placed and dropped between flushes: no file was made
+            self.drops.append(seg)
 
     def close(self) -> None:
         for seg in self.segments.values():

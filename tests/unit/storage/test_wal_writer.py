@@ -113,3 +113,18 @@ def test_dropped_segments_are_unlinked_after_the_fsync(tmp_path: Path) -> None:
     assert oldest.path.exists()
     w.take_sync().run()
     assert not oldest.path.exists()
+
+
+def test_a_segment_dropped_before_a_flush_made_it_is_not_unlinked(tmp_path: Path) -> None:
+    """Placed, sealed and dropped between two flushes: no file was ever made, so the
+    fsync thread has nothing to unlink (an unlink would fail and mark the writer failed)."""
+    io = FaultIO()
+    w = writer(tmp_path, io)
+    w.append(frame(b"\x01first"))
+    w.seal()
+    w.append(frame(b"\x01second"))
+    never_made = w.oldest()
+    assert never_made is not None and not never_made.path.exists()
+    w.drop_oldest()
+    w.take_sync().run()  # raised FileNotFoundError when the drop was queued
+    assert w.flush() and [p.name for _, p in list_segments(tmp_path)] == ["0000000002.wal"]
