@@ -134,15 +134,20 @@ def test_a_clean_shutdown_writes_a_snapshot_that_restores_what_the_log_does(
     assert restored.jobs[60].state == 0 and restored.jobs[40].releases == 1
 
 
+def delete_10_put_302(engine: Engine) -> None:
+    """Work after the snapshot: a delete of one of its jobs and a put in a new tube."""
+    conn = engine.connect()
+    engine.delete(conn, 10, NOW)
+    engine.put(conn, engine.tube("d"), 1, 0, 1000, b"new", NOW)
+
+
 def test_records_after_the_snapshot_are_replayed_on_top_of_it(tmp_path: Path) -> None:
     wal_dir = tmp_path / "wal"
     asyncio.run(run(wal_dir, workload))
 
     def more(engine: Engine) -> None:
-        conn = engine.connect()
-        engine.delete(conn, 10, NOW)
-        engine.put(conn, engine.tube("d"), 1, 0, 1000, b"new", NOW)
-        engine.kick(conn, engine.tube("a"), 1, NOW)
+        delete_10_put_302(engine)
+        engine.kick(engine.connect(), engine.tube("a"), 1, NOW)
 
     asyncio.run(run(wal_dir, more, close=False))  # a crash: no new snapshot
     expected = replayed_whole(wal_dir, tmp_path / "copy")
@@ -156,13 +161,7 @@ def test_the_restored_ledger_is_the_one_the_server_kept(tmp_path: Path) -> None:
     on top, or from the whole log) is what the server itself had recorded."""
     wal_dir = tmp_path / "wal"
     asyncio.run(run(wal_dir, workload))
-
-    def more(engine: Engine) -> None:
-        conn = engine.connect()
-        engine.delete(conn, 10, NOW)
-        engine.put(conn, engine.tube("d"), 1, 0, 1000, b"new", NOW)
-
-    live = ledger(asyncio.run(run(wal_dir, more, close=False)))
+    live = ledger(asyncio.run(run(wal_dir, delete_10_put_302, close=False)))
     assert live is not None and 302 in live[0][max(live[0])]
     shutil.copytree(wal_dir, tmp_path / "copy")
     assert ledger(asyncio.run(run(wal_dir, close=False))) == live
