@@ -24,7 +24,7 @@ from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
 from beanpod.core.qless.api import call
 from beanpod.core.workq import Workq
-from beanpod.server import durability
+from beanpod.server import checkpoint
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from tests.integration.test_wal_snapshot import image
@@ -326,7 +326,7 @@ def test_an_idle_server_checkpoints_so_a_crash_restart_replays_little(tmp_path: 
 def test_no_checkpoint_starts_without_the_memory_its_builder_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(durability, "memory_short", lambda: "1 MiB available")
+    monkeypatch.setattr(checkpoint, "memory_short", lambda: "1 MiB available")
 
     async def scenario() -> Durability:
         engine, q = make_engine()

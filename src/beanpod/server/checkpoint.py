@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import beanpod
@@ -24,6 +25,14 @@ from beanpod.storage.wal import WalWriter
 log = logging.getLogger("beanpod.wal")
 
 BUILDER = "beanpod.server.snapshot_builder"
+# A checkpoint once the log since the last snapshot exceeds 1/TAIL_SHARE of the live
+# bytes (and the floor): a crash restart while writing replays at most about that on top
+# of the snapshot (a record replays in ~2.5x the time a job loads), and checkpoints cost
+# a few µs of background CPU per record written. Once nothing was written for IDLE_S, a
+# checkpoint past 1/IDLE_SHARE: an idle server's crash restart costs what a clean one does.
+TAIL_SHARE = 2
+IDLE_S = 2.0
+IDLE_SHARE = 64
 HEADROOM = 1.25  # available memory needed, as a multiple of this server's resident size
 UNLIMITED = 1 << 60  # a cgroup v1 limit this high is its "no limit" (9223372036854771712)
 
@@ -81,6 +90,97 @@ class Checkpoint:
         log.info("WAL checkpoint written: %d jobs, %.1f MB, segments up to %d, in %.2f s",
                  jobs, size / 1e6, self.last, time.monotonic() - self.started)  # fmt: skip
         return size
+
+
+class Checkpoints:
+    """When to start a checkpoint, and the one being built. The log's owner
+    (server/durability.py) asks after each flush that wrote (`after_write`); `watch_idle`
+    asks every IDLE_S."""
+
+    def __init__(
+        self, writer: WalWriter, directory: Path, floor: int, min_jobs: int,
+        live_bytes: Callable[[], int], jobs: Callable[[], int], replayed: int,
+    ) -> None:  # fmt: skip
+        """`replayed`: bytes of segments start-up replayed on top of the snapshot (they
+        count as written since it)."""
+        self.writer = writer
+        self.directory = directory
+        self.floor = floor
+        self.min_jobs = min_jobs
+        self.live_bytes = live_bytes
+        self.jobs = jobs
+        self.mark = -replayed  # writer.bytes_appended at the last snapshot's P
+        self.running: tuple[Checkpoint, asyncio.Task[int]] | None = None  # and its task
+        self.closing = False
+        self._idle_mark = 0  # writer.bytes_appended at the last idle check
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._told_short = False  # a checkpoint was skipped for want of memory
+
+    def after_write(self) -> None:
+        """A checkpoint when the log since the last snapshot is past the floor and
+        1/TAIL_SHARE of the live bytes."""
+        since = self.writer.bytes_appended - self.mark
+        if since > self.floor and since > self.live_bytes() // TAIL_SHARE:
+            self._start_if_free()
+
+    def watch_idle(self) -> None:
+        """From now on, every IDLE_S: when nothing was written since the last look, a
+        checkpoint for what the log holds beyond 1/IDLE_SHARE of the live bytes."""
+        self._idle_timer = asyncio.get_running_loop().call_later(IDLE_S, self._idle_check)
+
+    def _idle_check(self) -> None:
+        appended = self.writer.bytes_appended
+        since = appended - self.mark
+        if appended == self._idle_mark and since > self.live_bytes() // IDLE_SHARE:
+            self._start_if_free()
+        self._idle_mark = appended
+        self.watch_idle()
+
+    def _start_if_free(self) -> None:
+        """A checkpoint, unless one runs, the server closes, or the log cannot be sealed
+        whole here (records not written yet, a failed writer); few jobs need none."""
+        writer = self.writer
+        if (
+            self.running is None
+            and not self.closing
+            and not writer.pending
+            and writer.failed is None
+            and self.jobs() >= self.min_jobs
+        ):
+            short = memory_short()
+            if short is None:
+                self.start()
+            elif not self._told_short:  # once, until a checkpoint starts again
+                log.warning("WAL checkpoint not started: %s", short)
+            self._told_short = short is not None
+
+    def start(self) -> asyncio.Task[int]:
+        """Seal the log here and build a checkpoint in another process (one at a time)."""
+        assert self.running is None
+        self.mark = self.writer.bytes_appended
+        job = Checkpoint(self.writer, self.directory)
+        log.info("WAL checkpoint started: %d jobs, segments up to %d", self.jobs(), job.last)
+        task = asyncio.get_running_loop().create_task(job.run())
+        self.running = (job, task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[int]) -> None:
+        self.running = None
+        if self.floor:
+            self.after_write()  # more may have been written meanwhile
+
+    async def close(self) -> None:
+        """A clean shutdown: no more checkpoints, and a running one is given up (its own
+        snapshot follows), waiting for its process so the two never write the file at
+        once."""
+        self.closing = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self.running is not None:
+            job, task = self.running
+            job.cancel()
+            await task
 
 
 def memory_short() -> str | None:

@@ -34,7 +34,7 @@ from beanpod.core.records import (
 )
 from beanpod.core.restore import BadRecord, Restored, Restorer
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
-from beanpod.server.checkpoint import Checkpoint, memory_short
+from beanpod.server.checkpoint import Checkpoint, Checkpoints
 from beanpod.server.commit import GroupCommit
 from beanpod.server.config import ServerConfig
 from beanpod.server.replay import ReplayProgress
@@ -57,14 +57,6 @@ DELETE_FRAME = FRAME_SIZE + DELETE_SIZE
 # Room asked for beyond a mutation's body: record header, tube name, its future delete.
 ROOM_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + DELETE_FRAME + 64
 REPLAY_STEP = 4096  # records between progress updates (and event-loop turns)
-# A checkpoint once the log since the last snapshot exceeds 1/TAIL_SHARE of the live
-# bytes (and the floor): a crash restart while writing replays at most about that on top
-# of the snapshot (a record replays in ~2.5x the time a job loads), and checkpoints cost
-# a few µs of background CPU per record written. Once nothing was written for IDLE_S, a
-# checkpoint past 1/IDLE_SHARE: an idle server's crash restart costs what a clean one does.
-TAIL_SHARE = 2
-IDLE_S = 2.0
-IDLE_SHARE = 64
 
 
 @dataclass(frozen=True)
@@ -73,8 +65,8 @@ class WalSettings:
     fsync_ms: int | None = 50  # 0: before every reply; None: never (-F)
     segment_size: int = 10485760
     snapshot_min_jobs: int = 10_000  # a clean shutdown with this many jobs writes a snapshot
-    # a checkpoint starts once the log written since the last snapshot exceeds
-    # max(live bytes / TAIL_SHARE, this) and there are snapshot_min_jobs jobs (0: never)
+    # a checkpoint starts once the log written since the last snapshot exceeds this and
+    # a share of the live bytes (server/checkpoint.py; 0: never by itself)
     checkpoint_floor: int = 0  # off unless asked (`beanpod serve` asks: ServerConfig)
 
 
@@ -93,13 +85,8 @@ class Durability:
         self.lock: DirLock | None = None
         self.progress = ReplayProgress()
         self.restored = Restored()
-        # the checkpoint running, if any, with the task that runs it
-        self.checkpoint: tuple[Checkpoint, asyncio.Task[int]] | None = None
-        self._snapshot_mark = 0  # writer.bytes_appended at the last snapshot's P
-        self._idle_mark = 0  # writer.bytes_appended at the last idle check
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self.closing = False
-        self._told_short = False  # a checkpoint was skipped for want of memory
+        self._replayed = 0  # bytes of segments replayed on top of the snapshot at start-up
+        self.checkpoints: Checkpoints
         self.writer: WalWriter
         self.commit: GroupCommit
 
@@ -130,7 +117,7 @@ class Durability:
             restorer = Restorer(self.engine, FRAME_SIZE)
             covered = yield from load_snapshot(directory, restorer, self.progress)
             reader = LogReader(directory, max(covered, default=0))
-            self._snapshot_mark = -reader.bytes_total  # replayed: written since the snapshot
+            self._replayed = reader.bytes_total
             yield from replay_segments(reader, restorer, self.progress)
             self.restored = restored = restorer.finish(now)
             self.progress.finish(restored.jobs)
@@ -172,9 +159,14 @@ class Durability:
         if not writer.room(0):
             log.error("WAL: no disk space for a new segment; puts answer OUT_OF_MEMORY")
         self.commit = GroupCommit(writer, fsync_ms, self._compact)
-        if self.settings.checkpoint_floor:
-            self.commit.after_write = self._maybe_checkpoint
-            self._idle_timer = asyncio.get_running_loop().call_later(IDLE_S, self._idle_check)
+        settings = self.settings
+        self.checkpoints = Checkpoints(
+            writer, settings.directory, settings.checkpoint_floor, settings.snapshot_min_jobs,
+            lambda: self.ledger.live_bytes, lambda: len(self.engine.jobs), self._replayed,
+        )  # fmt: skip
+        if settings.checkpoint_floor:
+            self.commit.after_write = self.checkpoints.after_write
+            self.checkpoints.watch_idle()
         self.engine.journal = self
 
     def _tidy(self, reader: LogReader,
@@ -298,7 +290,7 @@ class Durability:
         self._drop_unpinned()
 
     def _drop_unpinned(self) -> None:
-        if self.checkpoint is not None:
+        if self.checkpoints.running is not None:
             return  # the checkpoint's builder reads the segments it covers: keep them
         writer, ledger = self.writer, self.ledger
         while (seg := writer.oldest()) is not None and seg is not writer.current:
@@ -351,68 +343,16 @@ class Durability:
         self.records_migrated += len(jobs)
         return size
 
-    # ---- checkpoints (after a flush that wrote) ---------------------------------------
+    # ---- checkpoints -----------------------------------------------------------------
 
-    def _maybe_checkpoint(self) -> None:
-        """After a flush that wrote: a checkpoint when the log since the last snapshot
-        is past the floor and TAIL_SHARE of the live bytes."""
-        since = self.writer.bytes_appended - self._snapshot_mark
-        if since > self.settings.checkpoint_floor and since > self.ledger.live_bytes // TAIL_SHARE:
-            self._checkpoint_if_free()
-
-    def _idle_check(self) -> None:
-        """Every IDLE_S: when nothing was written since the last check, a checkpoint for
-        what the log holds beyond IDLE_SHARE of the live bytes (a crash restart of an
-        idle server then takes about what a clean one does)."""
-        appended = self.writer.bytes_appended
-        since = appended - self._snapshot_mark
-        if appended == self._idle_mark and since > self.ledger.live_bytes // IDLE_SHARE:
-            self._checkpoint_if_free()
-        self._idle_mark = appended
-        self._idle_timer = asyncio.get_running_loop().call_later(IDLE_S, self._idle_check)
-
-    def _checkpoint_if_free(self) -> None:
-        """A checkpoint, unless one runs, the server closes, or the log cannot be sealed
-        whole here (records not written yet, a failed writer); few jobs need none."""
-        writer = self.writer
-        if (
-            self.checkpoint is None
-            and not self.closing
-            and not writer.pending
-            and writer.failed is None
-            and len(self.engine.jobs) >= self.settings.snapshot_min_jobs
-        ):
-            short = memory_short()
-            if short is None:
-                self.start_checkpoint()
-            elif not self._told_short:  # once, until a checkpoint starts again
-                log.warning("WAL checkpoint not started: %s", short)
-            self._told_short = short is not None
+    @property
+    def checkpoint(self) -> tuple[Checkpoint, asyncio.Task[int]] | None:
+        """The checkpoint being built and its task, if any (`Checkpoints` decides when)."""
+        return self.checkpoints.running
 
     def start_checkpoint(self) -> asyncio.Task[int]:
         """Seal the log here and build a checkpoint in another process (one at a time)."""
-        assert self.checkpoint is None
-        self._snapshot_mark = self.writer.bytes_appended
-        job = Checkpoint(self.writer, self.settings.directory)
-        log.info("WAL checkpoint started: %d jobs, segments up to %d", len(self.engine.jobs),
-                 job.last)  # fmt: skip
-        task = asyncio.get_running_loop().create_task(job.run())
-        self.checkpoint = (job, task)
-        task.add_done_callback(self._checkpoint_done)
-        return task
-
-    def _checkpoint_done(self, task: asyncio.Task[int]) -> None:
-        self.checkpoint = None
-        if self.settings.checkpoint_floor:
-            self._maybe_checkpoint()  # more may have been written meanwhile
-
-    async def _cancel_checkpoint(self) -> None:
-        """A clean shutdown gives up a running checkpoint (its own snapshot follows),
-        waiting for its process so the two never write the file at once."""
-        if self.checkpoint is not None:
-            job, task = self.checkpoint
-            job.cancel()
-            await task
+        return self.checkpoints.start()
 
     # ---- reporting and shutdown --------------------------------------------------------
 
@@ -433,10 +373,7 @@ class Durability:
         )
 
     async def aclose(self) -> None:
-        self.closing = True
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-        await self._cancel_checkpoint()
+        await self.checkpoints.close()
         await self.commit.aclose()
         self._write_snapshot()
         self.writer.close()
