@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.servers import REPO, cpu_seconds, free_port, rss_bytes
+from bench.servers import REPO, cpu_seconds, free_port, own_rss, rss_bytes
 from bench.wire import connect, recv_lines
 
 BATCH = 1000
@@ -159,15 +159,6 @@ def measure(name: str, argv: Callable[[int, Path], list[str]], args: argparse.Na
         finally:
             stop(proc, args.signal)
     return figures
-
-
-def own_rss(pid: int) -> int:
-    """VmRSS of `pid` alone (not a checkpoint builder it started)."""
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def checkpoints(log: Path) -> tuple[int, int]:

@@ -87,17 +87,19 @@ def cpu_seconds(pid: int) -> float:
 
 def rss_bytes(pid: int) -> int:
     """VmRSS of ``pid`` and its live descendants."""
-    total = 0
-    for p in _descendants(pid):
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        except OSError:
-            continue
-    return total
+    return sum(map(own_rss, _descendants(pid)))
+
+
+def own_rss(pid: int) -> int:
+    """VmRSS of ``pid`` alone (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def core_busy_seconds(cores: tuple[int, ...]) -> list[float]:
