@@ -25,9 +25,18 @@ EXIT_ENVIRONMENT = 4  # pyspark or Java is missing
 
 
 class AnalyzeError(click.ClickException):
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    """pyspark or Java is missing; the subclasses name the other causes by their status
+    (click reads `exit_code` from the class)."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
+class NoEventLogError(AnalyzeError):
+    exit_code = EXIT_NO_LOG
+
+
+class EmptyEventLogError(AnalyzeError):
+    exit_code = EXIT_EMPTY_LOG
 
 
 def _day(
@@ -76,7 +85,7 @@ def analyze(
     except PySparkRuntimeError as exc:
         if "JAVA_GATEWAY_EXITED" not in str(exc):
             raise
-        raise AnalyzeError(f"Spark's JVM did not start. {JAVA_HINT}", EXIT_ENVIRONMENT) from None
+        raise AnalyzeError(f"Spark's JVM did not start. {JAVA_HINT}") from None
     click.echo(
         f"wrote {out_uri.rstrip('/')}/report.html and {len(seconds) - 3} tables "
         f"in {time.monotonic() - started:.1f}s"
@@ -98,14 +107,13 @@ def _check_log(events_uri: str, allow_empty: bool) -> int | None:
     if path is None:
         return None
     if not path.is_dir():
-        raise AnalyzeError(f"no event-log directory at {path}", EXIT_NO_LOG)
+        raise NoEventLogError(f"no event-log directory at {path}")
     files = [p for p in path.rglob("events-*.jsonl") if FILE_RE.match(p.name)]
     if allow_empty or files:
         return sum(_size(p) for p in files)
-    raise AnalyzeError(
+    raise EmptyEventLogError(
         f"{path} holds no event files (events-*.jsonl under date=YYYY-MM-DD/): is it the "
-        "directory `beanpod serve --events` writes? (--allow-empty to write an empty report)",
-        EXIT_EMPTY_LOG,
+        "directory `beanpod serve --events` writes? (--allow-empty to write an empty report)"
     )
 
 
@@ -118,9 +126,9 @@ def _size(path: Path) -> int:
 
 def _check_environment(master: str | None) -> None:
     if importlib.util.find_spec("pyspark") is None:
-        raise AnalyzeError(INSTALL_HINT, EXIT_ENVIRONMENT)
+        raise AnalyzeError(INSTALL_HINT)
     if master is not None and not master.startswith("local"):
         return  # a cluster brings its own Java
     java_home = os.environ.get("JAVA_HOME")
     if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
-        raise AnalyzeError(JAVA_HINT, EXIT_ENVIRONMENT)
+        raise AnalyzeError(JAVA_HINT)
