@@ -22,9 +22,13 @@ from tests.support.workq_server import WorkqServer
 
 STEPS = int(os.environ.get("BEANPOD_FUZZ_STEPS", "400"))
 SEED = int(os.environ.get("BEANPOD_FUZZ_SEED", "1515"))
-QLESS_FNS = ["put", "pop", "get", "complete", "fail", "retry", "cancel", "heartbeat",
-             "tag", "track", "recur", "jobs", "queues", "config.set", "throttle.set",
-             "stats", "depends", "priority", "timeout", "unfail", "length", "nope"]  # fmt: skip
+QLESS_FNS = ["put", "requeue", "pop", "get", "complete", "fail", "retry", "cancel",
+             "heartbeat", "tag", "track", "recur", "jobs", "queues", "config.set",
+             "throttle.set", "stats", "depends", "priority", "timeout", "unfail", "length",
+             "log", "recur.update", "unrecur", "nope"]  # fmt: skip
+# Functions whose first argument is a jid.
+JID_FIRST = {"get", "complete", "fail", "retry", "cancel", "heartbeat", "depends",
+             "priority", "timeout", "log", "recur.update", "unrecur"}  # fmt: skip
 BIG = ["0", "1", "-1", "4294967295", "4294967296", "18446744073709551616", "1e9", "x", ""]
 
 
@@ -81,12 +85,26 @@ def workq_command(r: random.Random) -> bytes:
     return r.choice(verbs)
 
 
+# The keeper's Workq job (its UUID is known to qless noise only: a Workq delete removes
+# a job in any state).
+KEEP_UUID = "c0ffee00-0000-4000-8000-00000000cafe"
+
+
+def _jid(r: random.Random) -> str:
+    """A qless name: its own, or one naming a keeper job in another dialect's terms (a
+    decimal id, `beanstalkd:<id>`, the Workq UUID), which qless must leave alone."""
+    return r.choice([f"j{r.randint(0, 5)}", str(r.randint(0, 6)),
+                     f"beanstalkd:{r.randint(0, 6)}", KEEP_UUID])  # fmt: skip
+
+
 def qless_command(r: random.Random) -> bytes:
     fn = r.choice(QLESS_FNS)
-    leaf: list[object] = ["w", "q", f"j{r.randint(0, 5)}", "K", "{}", 0, -1, 1.5, None, [], {}]
+    leaf: list[object] = ["w", "q", _jid(r), "K", "{}", 0, -1, 1.5, None, [], {}]
     args = [r.choice(leaf) for _ in range(r.randint(0, 8))]
-    if fn == "put" and r.random() < 0.7:
-        args = ["w", "q", f"j{r.randint(0, 5)}", "K", json.dumps({"a": 1}), r.randint(0, 2)]
+    if fn in ("put", "requeue") and r.random() < 0.7:
+        args = ["w", "q", _jid(r), "K", json.dumps({"a": 1}), r.randint(0, 2)]
+    elif fn in JID_FIRST and r.random() < 0.7:
+        args = [_jid(r), *args[1:]]
     body = json.dumps({"fn": fn, "args": args}).encode()
     if r.random() < 0.1:
         body = r.choice([b"[" * 50 + b"]" * 50, b"{", b"null", b'{"fn": 1}', r.randbytes(20)])
@@ -147,21 +165,23 @@ class Noisy:
 
 
 class Keeper:
-    """Jobs that no noise can reach: beanstalkd jobs reserved (long TTR) by the keeper in
-    its own tube, and a Workq job under an id nobody else knows."""
+    """Canary jobs that no noise may change: beanstalkd jobs reserved (long TTR) by the
+    keeper in its own tube (ids 1-3, which qless noise names by decimal jid and by
+    `beanstalkd:<id>`), and a Workq job (id 4) under a UUID only qless noise knows."""
 
     def __init__(self, srv: WorkqServer) -> None:
         self.bs = RawClient(srv.connect())
         assert self.bs.cmd(b"use keep-tube\r\n") == b"USING keep-tube\r\n"
         assert self.bs.cmd(b"watch keep-tube\r\n") == b"WATCHING 2\r\n"
         assert self.bs.cmd(b"ignore default\r\n") == b"WATCHING 1\r\n"
-        self.ids = []
+        self.ids: list[int] = []
         for i in range(3):
             reply = self.bs.cmd(b"put 0 0 4294967295 6\r\nkeep-%d\r\n" % i)
             self.ids.append(int(reply.split()[1]))
             assert self.bs.cmd(b"reserve-with-timeout 0\r\n").startswith(b"RESERVED")
+        assert self.ids == [1, 2, 3]  # the ids qless noise names
         self.wq = Client(("127.0.0.1", srv.workq_port), timeout=10)
-        self.wq_id = str(uuid.uuid4())
+        self.wq_id = KEEP_UUID
         self.wq.add(self.wq_id, "keep-q", ttr=3600000, ttl=3600000, payload=b"keep")
         assert self.wq.lease("keep-q", 1000).id == self.wq_id  # held: no other may move it
 
@@ -170,7 +190,10 @@ class Keeper:
         for i, job_id in enumerate(self.ids):
             found = b"FOUND %d 6\r\nkeep-%d\r\n" % (job_id, i)
             assert self.bs.cmd(b"peek %d\r\n" % job_id) == found
-        assert self.wq.inspect_job(self.wq_id)["payload"] == b"keep"
+            stats = self.bs.cmd(b"stats-job %d\r\n" % job_id)
+            assert b"\ntube: keep-tube\nstate: reserved\npri: 0\n" in stats, stats
+        job = self.wq.inspect_job(self.wq_id)
+        assert (job["payload"], job["name"], job["state"]) == (b"keep", b"keep-q", b"4")
 
     def close(self) -> None:
         self.bs.close()

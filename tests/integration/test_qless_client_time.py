@@ -155,7 +155,7 @@ def test_deep_json_inside_a_string_or_a_beanstalkd_body(real: Qless) -> None:
     assert real.send(log) == b"QLESS_ERROR Log(): Arg 'data' is not a JSON object\r\n"
     body = deep.encode()
     job_id = real.raw.cmd(b"use deep-tube\r\nput 0 0 60 %d\r\n%s\r\n" % (len(body), body), 2)
-    jid = job_id.split(b"INSERTED ")[1].strip().decode()
+    jid = "beanstalkd:" + job_id.split(b"INSERTED ")[1].strip().decode()
     assert real.call("get", jid)["data"] == json.dumps(deep)  # a body that is no JSON
 
 

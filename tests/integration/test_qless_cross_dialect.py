@@ -26,7 +26,7 @@ def test_beanstalkd_put_qless_peek_pop_complete(server: InProcessServer) -> None
                                                            use="plain") as bs:  # fmt: skip
         job_id = bs.put('{"x": 2}')
         [seen] = qc.queues["plain"].peek()
-        assert (seen.jid, seen.data, seen.state) == (str(job_id), {"x": 2}, "waiting")
+        assert (seen.jid, seen.data, seen.state) == (f"beanstalkd:{job_id}", {"x": 2}, "waiting")
         [job] = qc.queues["plain"].pop()
         assert job.complete() == "complete"
         assert bs.stats_job(job_id)["state"] == "complete"

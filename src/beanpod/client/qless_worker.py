@@ -7,8 +7,11 @@ server), run each job, keep its lock alive with heartbeats, stop gracefully.
 
 A job's handler is `handler(job)` if given, else the job's klass resolved as
 `module.attr` (a callable, or an object with `perform(job)`). A handler that returns
-without finishing the job completes it; an exception fails it into the group
-`<klass>:<ExceptionName>` with the traceback as message.
+without finishing the job completes it; an exception fails it at once (qless's
+`retries` count lost locks, not exceptions: docs/qless.md shows how to retry) into the
+group `<klass>:<ExceptionName>`, with the message `ErrorClass: message`, a blank line
+and the traceback, and logs `job <jid> (<klass>) failed: ErrorClass: message` at
+WARNING on the `beanpod.client.qless_worker` logger.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from beanpod.client.qless import Client, Job, QlessError
 
-log = logging.getLogger("beanpod.qless.worker")
+log = logging.getLogger(__name__)  # beanpod.client.qless_worker
 
 Handler = Callable[[Job], Any]
 MAX_MESSAGE = 10_000  # qless truncates failure messages here
@@ -35,6 +38,16 @@ def resolve(klass: str) -> Handler:
     target = getattr(importlib.import_module(module_name), attr)
     perform = getattr(target, "perform", None)
     return perform if callable(perform) else target  # type: ignore[no-any-return]
+
+
+def summary(exc: BaseException) -> str:
+    """`ErrorClass: message` on one line, the class named as a traceback names it."""
+    cls = type(exc)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = f"{cls.__module__}.{name}"
+    text = " ".join(str(exc).split())
+    return f"{name}: {text}" if text else name
 
 
 class Stopped(Exception):
@@ -136,7 +149,9 @@ class Worker:
 
     def _fail(self, job: Job, exc: Exception) -> None:
         group = f"{job.klass}:{type(exc).__name__}"
-        message = "".join(traceback.format_exception(exc))[:MAX_MESSAGE]
+        line = summary(exc)
+        log.warning("job %s (%s) failed: %s", job.jid, job.klass, line)
+        message = f"{line}\n\n{''.join(traceback.format_exception(exc))}"[:MAX_MESSAGE]
         try:
             job.fail(group, message)
         except (QlessError, OSError) as lost:

@@ -19,3 +19,18 @@ def missing(fn: str, jid: str) -> QlessError:
 
 def not_running(fn: str, jid: str, state: str) -> QlessError:
     return QlessError(f"{fn}(): Job {jid} is not currently running: {state}")
+
+
+def reserved_jid(fn: str, jid: str) -> QlessError:
+    """A put or recur naming a job put by beanstalkd: never replaced by another dialect."""
+    return QlessError(
+        f"{fn}(): jid {jid} is reserved: jids starting with beanstalkd: name jobs put by"
+        " beanstalkd, which a qless put never replaces; choose another jid"
+    )
+
+
+def foreign(fn: str, jid: str) -> QlessError:
+    """A qless change named a beanstalkd-put job that no qless pop has handed out."""
+    return QlessError(
+        f"{fn}(): Job {jid} was put by beanstalkd and not popped by qless; qless leaves it alone"
+    )

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job, move
 from beanpod.core.qless import throttles
-from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
-from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE
+from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE, plain_jid
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -43,22 +42,19 @@ def ext_of(job: Job) -> QlessExt:
     return ext
 
 
-def adopt_required(q: Qless, fn: str, jid: str) -> tuple[Job, QlessExt]:
-    """The job `jid` for qless function `fn`, adopted if beanstalkd put it; a clear
-    error if it does not exist or another dialect owns it."""
+def require(q: Qless, fn: str, jid: str) -> tuple[Job, QlessExt]:
+    """The qless job `jid` for qless function `fn` and its extras; a clear error if it
+    does not exist or is a beanstalkd-put job qless pop has not handed out."""
     job = q.require(fn, jid)
-    ext = adopt(q, job)
-    if ext is None:
-        raise QlessError(f"{fn}(): Job {jid} belongs to another dialect")
-    return job, ext
+    return job, ext_of(job)
 
 
 def adopt(q: Qless, job: Job) -> QlessExt | None:
-    """Give a plain (beanstalkd-put) job qless extras so qless can run it; None for a
-    job another dialect owns (Workq)."""
+    """qless pop takes a plain (beanstalkd-put) job: give it qless extras (jid
+    `beanstalkd:<id>`) so qless can run it; None for a job another dialect owns (Workq)."""
     if job.ext is not None:
         return qext(job)
-    ext = QlessExt(str(job.id), "", job.tube.name)
+    ext = QlessExt(plain_jid(job.id), "", job.tube.name)
     ext.priority = PRI_PIVOT - job.pri
     ext.time = job.created
     ext.job = job

@@ -20,6 +20,31 @@ REGISTRY_STATE = "qless.registry"  # written with the first worker: the log has 
 QUEUE_STATE = "qless.queue/"  # + name; value: first-seen engine ms (until queue.forget)
 TRACK_STATE = "qless.tracked/"  # + jid; value: engine ms when tracked (kept once it is gone)
 
+# A job put by beanstalkd is named in qless by this prefix + its decimal id (as Workq names
+# it by a synthetic UUID); qless-put jids never take this form, so the two cannot meet.
+BEANSTALKD_JID = "beanstalkd:"
+
+
+def plain_jid(job_id: int) -> str:
+    """The qless jid of the beanstalkd-put job `job_id`."""
+    return f"{BEANSTALKD_JID}{job_id}"
+
+
+def plain_id(jid: str) -> int | None:
+    """The beanstalkd job id a jid of the form `beanstalkd:<id>` names, else None."""
+    if not jid.startswith(BEANSTALKD_JID):
+        return None
+    digits = jid[len(BEANSTALKD_JID) :]
+    if not (digits.isascii() and digits.isdigit()) or digits[0] == "0":
+        return None  # one spelling per job, as ids are written
+    return int(digits)
+
+
+def jid_of(job: Job) -> str:
+    """A job's qless name: its own jid, or the name of a beanstalkd-put job."""
+    return getattr(job.ext, "jid", None) or plain_jid(job.id)
+
+
 # qless state names of engine states (docs/qless.md has the mapping).
 QLESS_STATE = {
     JobState.READY: "waiting",

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, deps, moves, tags, throttles
-from beanpod.core.qless.errors import QlessError, missing
+from beanpod.core.qless.errors import QlessError, missing, reserved_jid
 from beanpod.core.qless.ext import QlessExt
-from beanpod.core.qless.names import SCHED_DUE, worker_of
+from beanpod.core.qless.names import BEANSTALKD_JID, SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -42,10 +42,12 @@ def put(
     [depends d] [throttles t]) -> jid. A known jid is moved: priority, tags, retries and
     throttles are kept unless given, `remaining` is reset, a new non-empty `depends`
     replaces the old."""
+    if jid.startswith(BEANSTALKD_JID):
+        raise reserved_jid("Put", jid)
     q.at(now)
     q.queue(queue)
     opts = opts or PutArgs()
-    job = q.find(jid)
+    job = q.jobs.get(jid)
     if job is None:
         job = create(q, now, queue, jid, klass, data, delay_ms, opts)
         owner = ""
@@ -109,9 +111,7 @@ def _move(
 ) -> None:  # fmt: skip
     if job.state is JobState.RECUR:
         raise QlessError(f"Put(): {getattr(job.ext, 'jid', job.id)} names a recurring job")
-    ext = moves.adopt(q, job)
-    if ext is None:
-        raise QlessError(f"Put(): Job {job.id} belongs to another dialect")
+    ext = moves.ext_of(job)  # jobs.get finds qless jobs only (never another dialect's)
     moves.detach(q, job)
     if opts.tags is not None:
         tags.set_tags(q, job, opts.tags, now)
@@ -152,7 +152,7 @@ def ttr_for(q: Qless, queue: str) -> int:
 def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     """priority(jid, p): change a job's priority; a waiting job is re-ranked."""
     q.at(now)
-    job, ext = moves.adopt_required(q, "Priority", jid)
+    job, ext = moves.require(q, "Priority", jid)
     ext.priority = priority
     if job.state is JobState.READY:  # re-ranked; keeps its place among equals
         q.engine.take_out(job)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.expiry import completed_jids
-from beanpod.core.qless.names import QUEUE_STATE
+from beanpod.core.qless.names import QUEUE_STATE, jid_of
 
 if TYPE_CHECKING:
     from beanpod.core.qless.queue_info import QueueInfo
@@ -83,7 +83,7 @@ def jobs(q: Qless, now: int, state: str, queue: str = "", offset: int = 0,
     info = q.queues.get(queue)
     if info is None:
         return []
-    jids = [getattr(job.ext, "jid", str(job.id)) for job in _in_state(info, state)]
+    jids = [jid_of(job) for job in _in_state(info, state)]
     return list(islice(jids, offset, offset + count))
 
 

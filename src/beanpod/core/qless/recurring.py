@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import cancel, moves, put
-from beanpod.core.qless.errors import QlessError
+from beanpod.core.qless.errors import QlessError, reserved_jid
 from beanpod.core.qless.ext import RecurExt, rext
+from beanpod.core.qless.names import BEANSTALKD_JID
 from beanpod.core.qless.view import recur_view
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ def recur(
     existing template is updated and moved; its child counter is kept."""
     if interval_ms <= 0:
         raise QlessError("Recur(): Arg 'interval' must be greater than 0")
+    if jid.startswith(BEANSTALKD_JID):
+        raise reserved_jid("Recur", jid)
     q.at(now)
     q.queue(queue)
     job = q.jobs.get(jid)

@@ -20,7 +20,7 @@ from beanpod.core.job import Job, JobState
 from beanpod.core.qless import cancel, channels, locks, moves, restore
 from beanpod.core.qless.channels import Channels
 from beanpod.core.qless.config import Config
-from beanpod.core.qless.errors import QlessError, missing
+from beanpod.core.qless.errors import QlessError, foreign, missing
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.history import append as append_history
 from beanpod.core.qless.names import (
@@ -32,6 +32,7 @@ from beanpod.core.qless.names import (
     STATS_STATE,
     WORKER_SAVE_MS,
     WORKER_STATE,
+    plain_id,
 )
 from beanpod.core.qless.queue_info import QueueInfo
 from beanpod.core.qless.stats import Stats
@@ -87,18 +88,22 @@ class Qless:
         self.engine.tick(now)
 
     def find(self, jid: str) -> Job | None:
-        """The job named `jid`: a qless job, or a plain job named by its decimal id."""
+        """The job named `jid`: a qless job, or a beanstalkd-put job named
+        `beanstalkd:<id>` (a decimal jid is a qless name like any other)."""
         job = self.jobs.get(jid)
-        if job is None and jid.isdigit():
-            job = self.engine.jobs.get(int(jid))
+        if job is None and (job_id := plain_id(jid)) is not None:
+            job = self.engine.jobs.get(job_id)
             if job is not None and job.ext is not None:
                 return None  # jobs with extras are named by their own id (jid, uuid)
         return job
 
     def require(self, fn: str, jid: str) -> Job:
+        """The qless job `jid`; a beanstalkd-put job only once qless pop adopted it."""
         job = self.find(jid)
         if job is None or job.state is JobState.RECUR:
             raise missing(fn, jid)
+        if job.ext is None:
+            raise foreign(fn, jid)
         return job
 
     def queue(self, name: str) -> QueueInfo:

@@ -46,7 +46,7 @@ def set_tags(q: Qless, job: Job, tags: list[str], now: int) -> None:
 
 def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
-    job, ext = moves.adopt_required(q, "Tag", jid)
+    job, ext = moves.require(q, "Tag", jid)
     set_tags(q, job, [*ext.tags, *tags], now)
     stamp(q, jid, tags, now)
     q.save(job)
@@ -55,7 +55,7 @@ def add(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
 
 def remove(q: Qless, now: int, jid: str, tags: list[str]) -> list[str]:
     q.at(now)
-    job, ext = moves.adopt_required(q, "Tag", jid)
+    job, ext = moves.require(q, "Tag", jid)
     drop = set(tags)
     set_tags(q, job, [t for t in ext.tags if t not in drop], now)
     q.save(job)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def track(q: Qless, now: int, command: str, jid: str) -> bool:
     q.at(now)
-    job, ext = moves.adopt_required(q, "Track", jid)
+    job, ext = moves.require(q, "Track", jid)
     if command == "track":
         ext.tracked = True
         q.tracked[ext.jid] = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import PRI_PIVOT, Job, JobState
 from beanpod.core.qless.ext import QlessExt, RecurExt, qext
-from beanpod.core.qless.names import state_name
+from beanpod.core.qless.names import plain_jid, state_name
 from beanpod.core.qless.throttles import of_job, queue_throttle
 
 if TYPE_CHECKING:
@@ -66,9 +66,9 @@ def job_view(q: Qless, job: Job, now: int) -> dict[str, Any]:
 
 
 def _plain_view(job: Job) -> dict[str, Any]:
-    """A beanstalkd- or Workq-put job as qless sees it (jid = its decimal id)."""
+    """A beanstalkd-put job as qless sees it (jid `beanstalkd:<id>`)."""
     return {
-        "jid": str(job.id), "klass": "", "state": state_name(job), "queue": job.tube.name,
+        "jid": plain_jid(job.id), "klass": "", "state": state_name(job), "queue": job.tube.name,
         "worker": "", "tracked": False, "priority": PRI_PIVOT - job.pri, "expires": 0,
         "retries": 0, "remaining": 0, "data": data_text(job), "tags": [], "history": [],
         "failure": {}, "spawned_from_jid": False, "dependents": [], "dependencies": [],

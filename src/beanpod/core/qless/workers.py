@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from beanpod.core.qless.names import jid_of
+
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
 
@@ -26,7 +28,7 @@ def _locks(q: Qless, name: str, now: int) -> tuple[list[str], list[str]]:
     live: list[str] = []
     stalled: list[str] = []
     for job in () if conn is None else conn.reserved.values():
-        jid = getattr(job.ext, "jid", str(job.id))
+        jid = jid_of(job)
         (live if job.deadline > now else stalled).append(jid)
     return live, stalled
 
