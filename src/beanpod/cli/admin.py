@@ -77,16 +77,10 @@ def _tube_row(client: greenstalk.Client[bytes], name: str) -> dict[str, Any]:
 
 @click.command()
 @click.argument("job_id", required=False, type=JOB_ID)
-@click.option(
-    "--ready", "ready_tube", metavar="TUBE", callback=tube_name, help="The next ready job of TUBE."
-)
-@click.option(
-    "--delayed",
-    "delayed_tube",
-    metavar="TUBE",
-    callback=tube_name,
-    help="The next delayed job of TUBE.",
-)
+@click.option("--ready", "ready_tube", metavar="TUBE", callback=tube_name,
+              help="The next ready job of TUBE.")  # fmt: skip
+@click.option("--delayed", "delayed_tube", metavar="TUBE", callback=tube_name,
+              help="The next delayed job of TUBE.")  # fmt: skip
 @click.option("--buried", "buried_tube", metavar="TUBE", callback=tube_name,
               help="The oldest buried job of TUBE.")  # fmt: skip
 @server_options
