@@ -45,6 +45,7 @@ def session(port: int) -> list[str]:
     out.append(run(port, "drain", "emails", "--dump", "-"))
     out += [run(port, "tubes"), run(port, "stats", "nope", code=1)]
     out.append(run(port, "pause", "nope", "1", code=1))
+    out += [run(port, "kick", "nope", code=1), run(port, "drain", "nope", code=1)]
     return out
 
 
@@ -92,4 +93,4 @@ def test_top_prints_each_refresh_with_rates(port: int) -> None:
 def test_unreachable_server_is_one_line_and_status_2() -> None:
     result = CliRunner().invoke(main, ["stats", "-p", "1"])
     assert result.exit_code == 2
-    assert result.output.strip() == "Error: cannot connect to 127.0.0.1:1: Connection refused"
+    assert result.output.startswith("Error: cannot connect to 127.0.0.1:1: connection refused;")

@@ -14,24 +14,28 @@ from rich.progress import Progress
 from rich.table import Table
 
 from beanpod.cli.admin_conn import (
-    NotFound,
+    Server,
     body_text,
     connect,
     emit_json,
     emit_mapping,
     server_options,
+    tube_name,
 )
+from beanpod.cli.admin_errors import EXIT_NOT_FOUND, NotFound, TooBig
 
 ALL = 2**32 - 1  # kick's bound when no N is given: everything
+U32 = click.IntRange(0, 2**32 - 1)  # priorities and seconds: beanstalkd's unsigned 32 bits
+JOB_ID = click.IntRange(0, 2**64 - 1)
 TUBE_COLUMNS = ("ready", "reserved", "delayed", "buried", "urgent", "waiting", "pause")
 
 
 @click.command()
-@click.argument("tube", required=False)
+@click.argument("tube", required=False, callback=tube_name)
 @server_options
-def stats(tube: str | None, host: str, port: int, as_json: bool) -> None:
+def stats(tube: str | None, server: Server, as_json: bool) -> None:
     """Server statistics, or one TUBE's (stats / stats-tube)."""
-    with connect(host, port) as client:
+    with connect(server) as client:
         values = dict(client.stats() if tube is None else _stats_tube(client, tube))
     emit_json(values) if as_json else emit_mapping(values)
 
@@ -45,9 +49,9 @@ def _stats_tube(client: greenstalk.Client[bytes], tube: str) -> Any:
 
 @click.command()
 @server_options
-def tubes(host: str, port: int, as_json: bool) -> None:
+def tubes(server: Server, as_json: bool) -> None:
     """Every tube with its jobs by state (list-tubes, then stats-tube each)."""
-    with connect(host, port) as client:
+    with connect(server) as client:
         rows = [_tube_row(client, name) for name in client.tubes()]
     if as_json:
         emit_json(rows)
@@ -72,14 +76,17 @@ def _tube_row(client: greenstalk.Client[bytes], name: str) -> dict[str, Any]:
 
 
 @click.command()
-@click.argument("job_id", required=False, type=int)
-@click.option("--ready", "ready_tube", metavar="TUBE", help="The next ready job of TUBE.")
-@click.option("--delayed", "delayed_tube", metavar="TUBE", help="The next delayed job of TUBE.")
-@click.option("--buried", "buried_tube", metavar="TUBE", help="The oldest buried job of TUBE.")
+@click.argument("job_id", required=False, type=JOB_ID)
+@click.option("--ready", "ready_tube", metavar="TUBE", callback=tube_name,
+              help="The next ready job of TUBE.")  # fmt: skip
+@click.option("--delayed", "delayed_tube", metavar="TUBE", callback=tube_name,
+              help="The next delayed job of TUBE.")  # fmt: skip
+@click.option("--buried", "buried_tube", metavar="TUBE", callback=tube_name,
+              help="The oldest buried job of TUBE.")  # fmt: skip
 @server_options
 def peek(
     job_id: int | None, ready_tube: str | None, delayed_tube: str | None,
-    buried_tube: str | None, host: str, port: int, as_json: bool,
+    buried_tube: str | None, server: Server, as_json: bool,
 ) -> None:  # fmt: skip
     """Show one job: by ID, or the next --ready/--delayed/--buried job of a tube."""
     chosen = [(s, t) for s, t in (("ready", ready_tube), ("delayed", delayed_tube),
@@ -87,7 +94,7 @@ def peek(
     if (job_id is None) == (not chosen) or len(chosen) > 1:
         raise click.UsageError("give a job ID or one of --ready/--delayed/--buried TUBE")
     tube = chosen[0][1] if chosen else "default"
-    with connect(host, port, use=tube) as client:
+    with connect(server, use=tube) as client:
         job = _peek(client, job_id, chosen[0][0] if chosen else None, tube)
         job_stats = dict(client.stats_job(job))
     if as_json:
@@ -117,60 +124,80 @@ def _echo_body(body: bytes) -> None:
 
 
 @click.command()
-@click.argument("tube")
+@click.argument("tube", callback=tube_name)
 @click.argument("source", type=click.File("rb"), default="-")
-@click.option("--pri", default=1024, show_default=True, type=click.IntRange(0, 2**32 - 1))
-@click.option("--delay", default=0, show_default=True, type=click.IntRange(0), help="Seconds.")
-@click.option("--ttr", default=60, show_default=True, type=click.IntRange(0), help="Seconds.")
+@click.option("--pri", default=1024, show_default=True, type=U32)
+@click.option("--delay", default=0, show_default=True, type=U32, help="Seconds.")
+@click.option("--ttr", default=60, show_default=True, type=U32, help="Seconds.")
 @click.option("--lines", is_flag=True, help="One job per line of SOURCE (a progress bar shows).")
 @server_options
 def put(
-    tube: str, source: IO[bytes], pri: int, delay: int, ttr: int, lines: bool, host: str,
-    port: int, as_json: bool,
+    tube: str, source: IO[bytes], pri: int, delay: int, ttr: int, lines: bool,
+    server: Server, as_json: bool,
 ) -> None:  # fmt: skip
     """Put a job into TUBE with the bytes of SOURCE (a file, or - for stdin)."""
     bodies = [line.rstrip(b"\r\n") for line in source] if lines else [source.read()]
-    with connect(host, port, use=tube) as client, _progress(len(bodies) > 1) as progress:
-        task = progress.add_task("put", total=len(bodies))
-        ids = []
-        for body in bodies:
-            ids.append(_put_one(client, body, pri, delay, ttr))
-            progress.advance(task)
+    ids: list[int] = []
+    try:
+        with connect(server, use=tube) as client, _progress(len(bodies) > 1) as progress:
+            task = progress.add_task("put", total=len(bodies))
+            for body in bodies:
+                ids.append(_put_one(client, body, pri, delay, ttr, len(ids) + 1 if lines else 0))
+                progress.advance(task)
+    finally:  # the jobs put before a failure are reported too: they are in the queue
+        if ids or not bodies:
+            _report_inserted(ids, lines, as_json)
+
+
+def _report_inserted(ids: list[int], lines: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"ids": ids} if lines else {"id": ids[0]})
     else:
         click.echo("\n".join(f"inserted {job_id}" for job_id in ids))
 
 
-def _put_one(client: greenstalk.Client[bytes], body: bytes, pri: int, delay: int, ttr: int) -> int:
+def _put_one(
+    client: greenstalk.Client[bytes], body: bytes, pri: int, delay: int, ttr: int, line: int
+) -> int:
+    """One put; JOB_TOO_BIG says the size, the server's limit and the flag that sets it."""
     try:
         return client.put(body, priority=pri, delay=delay, ttr=ttr)
-    except greenstalk.BuriedError as exc:
-        job_id = getattr(exc, "id", "?")
-        raise click.ClickException(f"the server buried job {job_id}: out of memory") from None
-    except greenstalk.BeanstalkdError as exc:
-        raise click.ClickException(f"put refused: {type(exc).__name__}") from None
+    except greenstalk.JobTooBigError:
+        where = f"line {line}: " if line else ""
+        raise TooBig(f"{where}job is {len(body)} bytes; the server takes at most "
+                     f"{_max_job_size(client)} (serve -z)") from None  # fmt: skip
+
+
+def _max_job_size(client: greenstalk.Client[bytes]) -> str:
+    """The server's max-job-size from its stats (the connection stays usable after
+    JOB_TOO_BIG: the server skips the body)."""
+    try:
+        return str(client.stats()["max-job-size"])
+    except (greenstalk.Error, OSError, KeyError):
+        return "its max-job-size"
 
 
 @click.command()
-@click.argument("tube")
-@click.argument("count", required=False, type=click.IntRange(1), default=ALL)
+@click.argument("tube", callback=tube_name)
+@click.argument("count", required=False, type=click.IntRange(1, ALL), default=ALL)
 @server_options
-def kick(tube: str, count: int, host: str, port: int, as_json: bool) -> None:
+def kick(tube: str, count: int, server: Server, as_json: bool) -> None:
     """Kick up to COUNT (default: all) buried jobs of TUBE to ready; if it has none
     buried, its delayed jobs."""
-    with connect(host, port, use=tube) as client:
+    with connect(server) as client:
+        _stats_tube(client, tube)  # an unknown tube is NOT_FOUND, as for stats TUBE
+        client.use(tube)
         kicked = client.kick(count)
     emit_json({"kicked": kicked}) if as_json else click.echo(f"kicked {kicked}")
 
 
 @click.command()
-@click.argument("job_ids", nargs=-1, required=True, type=int)
+@click.argument("job_ids", nargs=-1, required=True, type=JOB_ID)
 @server_options
-def delete(job_ids: tuple[int, ...], host: str, port: int, as_json: bool) -> None:
+def delete(job_ids: tuple[int, ...], server: Server, as_json: bool) -> None:
     """Delete jobs by id (ready, delayed or buried; a reserved job only by its worker)."""
     missing = []
-    with connect(host, port) as client, _progress(len(job_ids) > 1) as progress:
+    with connect(server) as client, _progress(len(job_ids) > 1) as progress:
         task = progress.add_task("delete", total=len(job_ids))
         for job_id in job_ids:
             try:
@@ -184,7 +211,7 @@ def delete(job_ids: tuple[int, ...], host: str, port: int, as_json: bool) -> Non
     else:
         click.echo(f"deleted {deleted}" + (f", not found: {_ids(missing)}" if missing else ""))
     if missing:
-        sys.exit(1)
+        sys.exit(EXIT_NOT_FOUND)
 
 
 def _ids(ids: list[int]) -> str:
@@ -192,12 +219,12 @@ def _ids(ids: list[int]) -> str:
 
 
 @click.command()
-@click.argument("tube")
-@click.argument("seconds", type=click.IntRange(0, 2**32 - 1))
+@click.argument("tube", callback=tube_name)
+@click.argument("seconds", type=U32)
 @server_options
-def pause(tube: str, seconds: int, host: str, port: int, as_json: bool) -> None:
+def pause(tube: str, seconds: int, server: Server, as_json: bool) -> None:
     """Stop reservations from TUBE for SECONDS (0 ends a pause) (pause-tube)."""
-    with connect(host, port) as client:
+    with connect(server) as client:
         try:
             client.pause_tube(tube, seconds)
         except greenstalk.NotFoundError:
@@ -208,14 +235,15 @@ def pause(tube: str, seconds: int, host: str, port: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("tube")
+@click.argument("tube", callback=tube_name)
 @click.option("--dump", type=click.File("w"), help="Write each job as a JSON line here first.")
 @server_options
-def drain(tube: str, dump: IO[str] | None, host: str, port: int, as_json: bool) -> None:
+def drain(tube: str, dump: IO[str] | None, server: Server, as_json: bool) -> None:
     """Delete every ready, delayed and buried job of TUBE (reserved jobs stay with their
     workers), writing each to --dump first when given."""
-    with connect(host, port, use=tube) as client:
-        counts = _stats_tube(client, tube)
+    with connect(server) as client:
+        counts = _stats_tube(client, tube)  # an unknown tube is NOT_FOUND, as for stats TUBE
+        client.use(tube)
         total = sum(counts[f"current-jobs-{s}"] for s in ("ready", "delayed", "buried"))
         with _progress(total > 1) as progress:
             task = progress.add_task("drain", total=total)

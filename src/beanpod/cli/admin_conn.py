@@ -6,58 +6,107 @@ against beanpod and against any beanstalkd 1.12."""
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import click
 import greenstalk
+
+from beanpod.cli.admin_errors import bad_name, connect_failed, session_failed
+from beanpod.core.admin import valid_tube_name
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 11300
-EXIT_NOT_FOUND = 1  # a job or tube the server does not have
-EXIT_UNREACHABLE = 2  # no server at HOST:PORT, or it stopped answering
+DEFAULT_TIMEOUT = 10.0  # seconds to connect, and for each reply
+UNIX = "unix:"
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where the server is (-H HOST -p PORT, or -H unix:PATH) and how long to wait."""
+
+    host: str
+    port: int
+    timeout: float
+
+    @property
+    def where(self) -> str:
+        return self.host if self.host.startswith(UNIX) else f"{self.host}:{self.port}"
+
+    def open(self) -> socket.socket:
+        """A connected socket with the timeout set (greenstalk takes it as it is)."""
+        if not self.host.startswith(UNIX):
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            return sock
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.host.removeprefix(UNIX))
+        except OSError:
+            sock.close()
+            raise
+        return sock
 
 
 def server_options(command: F) -> F:
-    """-H HOST, -p PORT and --json on an admin command."""
-    command = click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")(
-        command
-    )
-    command = click.option(
-        "-p", "--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1, 65535),
-        help="Server port.",
-    )(command)  # fmt: skip
-    return click.option(
-        "-H", "--host", default=DEFAULT_HOST, show_default=True, help="Server address."
-    )(command)
+    """-H, -p, --timeout and --json on an admin command, which gets `server` and `as_json`."""
+
+    @functools.wraps(command)
+    def with_server(*args: Any, host: str, port: int, timeout: float, **kwargs: Any) -> Any:
+        return command(*args, server=Server(host, port, timeout), **kwargs)
+
+    options = (
+        click.option("-H", "--host", default=DEFAULT_HOST, show_default=True,
+                     help="Server address, or unix:PATH for a unix socket."),
+        click.option("-p", "--port", default=DEFAULT_PORT, show_default=True,
+                     type=click.IntRange(1, 65535), help="Server port (not with unix:)."),
+        click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True,
+                     type=click.FloatRange(0, min_open=True),
+                     help="Seconds to wait for the connection and for each reply."),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts)."),
+    )  # fmt: skip
+    decorated: Any = with_server
+    for option in reversed(options):
+        decorated = option(decorated)
+    return cast(F, decorated)
+
+
+def tube_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: a tube name beanstalkd would refuse is one line, before any I/O."""
+    if value is not None and not valid_tube_name(value):
+        raise bad_name(value)
+    return value
 
 
 @contextmanager
-def connect(host: str, port: int, use: str = "default") -> Iterator[greenstalk.Client[bytes]]:
-    """A connected client; a server that cannot be reached or stops answering is one line
-    on stderr and exit status 2, never a traceback."""
+def connect(server: Server, use: str = "default") -> Iterator[greenstalk.Client[bytes]]:
+    """A connected client; every failure to reach the server or to get a usable reply is
+    one line on stderr with its own exit status (admin_errors), never a traceback."""
     try:
-        client: greenstalk.Client[bytes] = greenstalk.Client((host, port), encoding=None, use=use)
+        sock = server.open()
     except OSError as exc:
-        raise Unreachable(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from exc
+        raise connect_failed(exc, server.where, server.timeout) from exc
     try:
-        yield client
-    except (ConnectionError, TimeoutError) as exc:
-        raise Unreachable(f"lost the connection to {host}:{port}: {exc}") from exc
+        client: greenstalk.Client[bytes] = greenstalk.Client(sock, encoding=None, use=use)
+        try:
+            yield client
+        finally:
+            client.close()
+    except Exception as exc:
+        error = session_failed(exc, server.where, server.timeout)
+        if error is None:
+            raise
+        raise error from exc
     finally:
-        client.close()
-
-
-class Unreachable(click.ClickException):
-    exit_code = EXIT_UNREACHABLE
-
-
-class NotFound(click.ClickException):
-    exit_code = EXIT_NOT_FOUND
+        sock.close()
 
 
 def body_text(body: bytes) -> dict[str, str]:

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from beanpod.cli.admin import _tube_row
-from beanpod.cli.admin_conn import connect, server_options
+from beanpod.cli.admin_conn import Server, connect, server_options
 
 TUBE_STATES = ("ready", "reserved", "delayed", "buried", "waiting")
 SERVER_COUNTS = (("current-jobs-ready", "ready"), ("current-jobs-reserved", "reserved"),
@@ -91,36 +91,38 @@ def _tube_table(now: Sample, before: Sample | None, rate: Any) -> Table:
               help="Seconds between refreshes.")  # fmt: skip
 @click.option("--iterations", "-n", type=click.IntRange(1), help="Stop after N refreshes.")
 @server_options
-def top(interval: float, iterations: int | None, host: str, port: int, as_json: bool) -> None:
+def top(interval: float, iterations: int | None, server: Server, as_json: bool) -> None:
     """A live view of every tube with put and delete rates (Ctrl-C quits). Not on a
     terminal, each refresh is printed in turn (with -n, for scripts)."""
     console = Console(soft_wrap=True)
-    with connect(host, port) as client:
-        samples = _samples(client, interval, iterations)
-        if as_json:  # one JSON object per refresh
-            for sample, _ in samples:
-                click.echo(json.dumps({"server": sample.server, "tubes": sample.tubes}))
-        elif not console.is_terminal:
+    samples = _samples(server, interval, iterations)
+    if as_json:  # one JSON object per refresh
+        for sample, _ in samples:
+            click.echo(json.dumps({"server": sample.server, "tubes": sample.tubes}))
+    elif not console.is_terminal:
+        for sample, before in samples:
+            console.print(render(sample, before))
+    else:
+        with Live(console=console, auto_refresh=False) as live:
             for sample, before in samples:
-                console.print(render(sample, before))
-        else:
-            with Live(console=console, auto_refresh=False) as live:
-                for sample, before in samples:
-                    live.update(render(sample, before), refresh=True)
+                live.update(render(sample, before), refresh=True)
 
 
 def _samples(
-    client: greenstalk.Client[bytes], interval: float, iterations: int | None
+    server: Server, interval: float, iterations: int | None
 ) -> Iterator[tuple[Sample, Sample | None]]:
-    """Poll and sleep until `iterations` samples or Ctrl-C; each with the one before."""
+    """Poll and sleep until `iterations` samples or Ctrl-C; each with the one before. The
+    connection is the generator's, so only its own failures are worded as the server's
+    (not a closed stdout's)."""
     before: Sample | None = None
     count = 0
     try:
-        while iterations is None or count < iterations:
-            if count:
-                time.sleep(interval)
-            sample = poll(client)
-            yield sample, before
-            before, count = sample, count + 1
+        with connect(server) as client:
+            while iterations is None or count < iterations:
+                if count:
+                    time.sleep(interval)
+                sample = poll(client)
+                yield sample, before
+                before, count = sample, count + 1
     except KeyboardInterrupt:
         return
