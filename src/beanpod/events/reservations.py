@@ -22,9 +22,13 @@ from beanpod.events.writer import DAY_DIR_RE, FILE_RE
 
 OPENS: Final = frozenset({RESERVE, TOUCH})  # a job's latest event is one: it is held
 BLOCK: Final = 1 << 20  # bytes read at a time, from a file's end
-# The head every line the server writes starts with (writer._TS_PREFIX and the event's
-# order of fields): matched without decoding the JSON; any other line is decoded whole.
-_HEAD: Final = re.compile(rb'\{"v":\d+,"ts":(\d+),"event":"(\w+)","job":(\d+|null),"queue":')
+# A line as the server writes it (writer._TS_PREFIX, then the event's fields in this
+# order), matched a block at a time without decoding its JSON; any other line (another
+# writer's, or one a crash cut) is in the last group and decoded whole.
+_LINE: Final = re.compile(
+    rb'^(?:\{"v":\d+,"ts":(\d+),"event":"(\w+)","job":(\d+|null),"queue":.*\}|(.*))$', re.M
+)
+Event = tuple[int, str, int | None]  # ts, name, job
 
 
 def open_reservations(directory: Path, jobs: Collection[int], window_ms: int) -> list[int]:
@@ -34,11 +38,7 @@ def open_reservations(directory: Path, jobs: Collection[int], window_ms: int) ->
     seen: set[int] = set()
     held: list[int] = []
     oldest: int | None = None
-    for line in _lines_newest_first(directory):
-        event = _parse(line)
-        if event is None:
-            continue
-        ts, name, job = event
+    for ts, name, job in _events_newest_first(directory):
         if oldest is None:
             oldest = ts - window_ms
         elif ts < oldest:
@@ -53,16 +53,15 @@ def open_reservations(directory: Path, jobs: Collection[int], window_ms: int) ->
     return held
 
 
-def _parse(line: bytes) -> tuple[int, str, int | None] | None:
-    """(ts, event, job) of a complete event line; None for a torn or invalid one."""
-    match = _HEAD.match(line)
-    if match is not None and line.endswith(b"}"):
-        job = match.group(3)
-        return int(match.group(1)), match.group(2).decode(), None if job == b"null" else int(job)
-    event = read_line(line)
-    if event is None:
-        return None
-    return event["ts"], event["event"], event["job"]
+def _events_newest_first(directory: Path) -> Iterator[Event]:
+    """(ts, event, job) of each valid line, newest first (a torn or invalid line is
+    skipped, as readers skip it)."""
+    for path in reversed(log_files(directory)):
+        for ts, name, job, other in _matches_backwards(path):
+            if ts:
+                yield int(ts), name.decode(), None if job == b"null" else int(job)
+            elif other and (event := read_line(other)) is not None:
+                yield event["ts"], event["event"], event["job"]
 
 
 def log_files(directory: Path) -> list[Path]:
@@ -79,21 +78,16 @@ def log_files(directory: Path) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def _lines_newest_first(directory: Path) -> Iterator[bytes]:
-    for path in reversed(log_files(directory)):
-        yield from _lines_backwards(path)
-
-
-def _lines_backwards(path: Path) -> Iterator[bytes]:
-    """The lines of `path` from its last to its first, reading BLOCK bytes at a time."""
+def _matches_backwards(path: Path) -> Iterator[tuple[bytes, bytes, bytes, bytes]]:
+    """`_LINE`'s groups for each line of `path`, last line first, BLOCK bytes read at a
+    time (a line cut by a block's start is completed by the block before it)."""
     with open(path, "rb") as f:
         end = f.seek(0, os.SEEK_END)
         rest = b""  # the start of a line whose beginning is in an earlier block
         while end > 0:
             start = max(0, end - BLOCK)
             f.seek(start)
-            lines = (f.read(end - start) + rest).split(b"\n")
+            block = f.read(end - start) + rest
             end = start
-            rest = lines[0]
-            yield from reversed(lines[1:])
-        yield rest
+            rest, _, block = block.partition(b"\n") if start else (b"", b"", block)
+            yield from reversed(_LINE.findall(block))
