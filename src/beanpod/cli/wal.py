@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from beanpod.core import ext_codecs  # every extension's decoder, as `serve` registers them
 from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.records import Record, RecordError, decode
@@ -102,7 +103,9 @@ def _snapshot(directory: Path, restorer: Restorer, bad: list[str]) -> dict[int, 
 
 @wal.command()
 @click.argument("directory", type=DIR)
-@click.option("--bodies", is_flag=True, help="Print job bodies too (Python bytes syntax).")
+@click.option(
+    "--bodies", is_flag=True, help="Print job bodies and extension bytes too (Python bytes syntax)."
+)
 def dump(directory: Path, bodies: bool) -> None:
     """Print every record, one per line: SEGMENT:OFFSET TYPE FIELDS."""
     _dump_snapshot(directory, bodies)
@@ -111,8 +114,12 @@ def dump(directory: Path, bodies: bool) -> None:
     for index, offset, rec in _records(reader, bad):
         fields = rec._asdict()
         body = fields.pop("body", None)
+        ext = fields.pop("ext", b"")
         text = " ".join(f"{k}={v!r}" if isinstance(v, bytes | str) else f"{k}={v}"
-                        for k, v in fields.items() if k != "ext" or v)  # fmt: skip
+                        for k, v in fields.items())  # fmt: skip
+        if ext:
+            text += f" ext={ext_codecs.describe(fields['ext_kind'], ext)} ext_bytes={len(ext)}"
+            text += f" ext_data={ext!r}" if bodies else ""
         if body is not None:
             text += f" body={body!r}" if bodies else f" body_bytes={len(body)}"
         click.echo(f"{index}:{offset} {type(rec).__name__[:-6].lower()} {text}")
@@ -141,5 +148,7 @@ def _dump_snapshot(directory: Path, bodies: bool) -> None:
         body = f"body={job.body!r}" if bodies else f"body_bytes={len(job.body)}"
         state = job.state.name.lower()
         fields = f"pri={job.pri} delay={job.delay} ttr={job.ttr} file={job.file}"
+        if job.id in restorer.ext:
+            fields += f" ext={ext_codecs.describe(*restorer.ext[job.id])}"
         click.echo(f"snapshot:{n} job id={job.id} tube={job.tube.name!r} state={state} "
                    f"{fields} {body}")  # fmt: skip

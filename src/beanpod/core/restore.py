@@ -10,6 +10,7 @@ interleaved with them, so RSS after a restart stays near RSS before it.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress, groupby, repeat
@@ -313,7 +314,10 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
     decoder = EXT_DECODERS.get(kind)
     if decoder is None:
         raise RestoreError(f"job extension kind {kind} has no registered decoder")
-    return decoder(data)
+    try:
+        return decoder(data)
+    except (struct.error, ValueError, KeyError, TypeError) as exc:
+        raise RestoreError(f"job extension kind {kind} does not decode: {exc}") from exc
 
 
 def _place_all(engine: Engine, jobs: list[Job], now: int, one_tube: bool = False) -> None:

@@ -192,6 +192,10 @@ class App:
             return  # no jobs to restore: the extensions can load once beanstalkd serves
         await self.load_extensions()  # the log may hold their jobs
         await self._open_wal()
+        if self.events is not None:  # before qless takes its locks back (reserve events)
+            from beanpod.server.cut_reservations import close_cut_reservations
+
+            close_cut_reservations(self.engine, self.events, self.clock.now())
         self.qless.reattach(self.clock.now())  # index qless jobs the log restored
         self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers

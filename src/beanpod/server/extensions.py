@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from beanpod.core import ext_codecs
 from beanpod.core.qless import Qless
 from beanpod.core.workq import Workq
 from beanpod.protocols.beanstalkd import qless as qless_command
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from beanpod.server.app import App
 
 # Loaded with the extension, so the first `qless` request imports nothing.
-__all__ = ["Extensions", "WorkqSession", "qless_command"]
+# `ext_codecs`: the same decoders `beanpod wal` registers, before a replay needs them.
+__all__ = ["Extensions", "WorkqSession", "ext_codecs", "qless_command"]
 
 
 class Extensions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import ClassVar
 
 import pytest
@@ -145,6 +146,19 @@ def test_extensions_survive_and_unknown_kinds_are_refused() -> None:
     try:
         ext = replay(log, T0).jobs[1].ext
         assert isinstance(ext, Extra) and ext.data == b"payload"
+    finally:
+        del EXT_DECODERS[Extra.KIND]
+
+
+def test_extension_bytes_that_do_not_decode_are_a_restore_error() -> None:
+    """A decoder's own error (bad JSON, short struct) is one line, not a traceback."""
+    engine = Engine()
+    log = record_all(engine)
+    engine.put(None, engine.default_tube, 0, 0, 5000, b"e", T0, ext=Extra(b"not json"))
+    EXT_DECODERS[Extra.KIND] = lambda data: json.loads(data)
+    try:
+        with pytest.raises(RestoreError, match="kind 902 does not decode: Expecting value"):
+            replay(log, T0)
     finally:
         del EXT_DECODERS[Extra.KIND]
 
