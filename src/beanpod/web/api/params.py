@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -65,6 +66,37 @@ def needle(raw: Any) -> bytes | None:
     if len(data) > MAX_NEEDLE:
         raise ApiError(413, f"contains is longer than {MAX_NEEDLE} bytes")
     return data
+
+
+ORDERS = ("reserve", "oldest", "newest")  # reserve: (priority, id), ready jobs only
+
+
+def order(raw: str | None, state: str) -> str:
+    """The listing's order: reserve order by default for ready jobs, else oldest first."""
+    value = raw or ("reserve" if state == "ready" else "oldest")
+    if value not in ORDERS or (value == "reserve" and state != "ready"):
+        allowed = ORDERS if state == "ready" else ORDERS[1:]
+        wanted = ", ".join(allowed)
+        raise ApiError(400, f"order of {state} jobs must be one of {wanted}, not {value!r}")
+    return value
+
+
+def listing_filter(tube: str, q: Mapping[str, str]) -> query.JobFilter:
+    """A listing's filter: ?state=, ?contains=, ?exclude=qless (leave qless jobs out)."""
+    exclude = q.get("exclude", "")
+    if exclude not in ("", "qless"):
+        raise ApiError(400, f"exclude must be qless, not {exclude!r}")
+    return query.JobFilter(tube, state(q.get("state")), needle(q.get("contains")),
+                           skip_qless=exclude == "qless")  # fmt: skip
+
+
+def key_cursor(raw: str | None) -> int | None:
+    """A reserve-order page cursor: the ready key of the previous page's last job."""
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or len(raw) > 60:
+        raise ApiError(400, f"cursor must be the next_cursor of a reserve-order page, not {raw!r}")
+    return int(raw)
 
 
 def cursor(raw: str | None) -> int | None:
