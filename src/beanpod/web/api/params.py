@@ -83,11 +83,8 @@ def order(raw: str | None, state: str) -> str:
 
 def listing_filter(tube: str, q: Mapping[str, str]) -> query.JobFilter:
     """A listing's filter: ?state=, ?contains=, ?exclude=qless (leave qless jobs out)."""
-    exclude = q.get("exclude", "")
-    if exclude not in ("", "qless"):
-        raise ApiError(400, f"exclude must be qless, not {exclude!r}")
     return query.JobFilter(tube, state(q.get("state")), needle(q.get("contains")),
-                           skip_qless=exclude == "qless")  # fmt: skip
+                           skip_qless=_exclude(q.get("exclude")))  # fmt: skip
 
 
 def key_cursor(raw: str | None) -> int | None:
@@ -121,12 +118,21 @@ async def body(request: web.Request) -> dict[str, Any]:
 
 
 def job_filter(tube: str, doc: dict[str, Any], allowed: tuple[str, ...]) -> query.JobFilter:
-    """The jobs a bulk action names: {"state", "contains", "limit"} (unknown keys: 400)."""
-    unknown = set(doc) - {"state", "contains", "limit", "to", "confirm"}
+    """The jobs a bulk action names: {"state", "contains", "limit", "exclude"} (unknown
+    keys: 400)."""
+    unknown = set(doc) - {"state", "contains", "limit", "exclude", "to", "confirm"}
     if unknown:
         raise ApiError(400, f"unknown field {sorted(unknown)[0]!r}")
     limit = doc.get("limit")
     return query.JobFilter(
         tube, state(doc.get("state"), allowed, allowed[0]), needle(doc.get("contains")),
         None if limit is None else integer(limit, "limit", 1, 10**9),
+        skip_qless=_exclude(doc.get("exclude")),
     )  # fmt: skip
+
+
+def _exclude(raw: Any) -> bool:
+    """exclude=qless: leave qless jobs out (its failed jobs are buried too)."""
+    if raw not in (None, "", "qless"):
+        raise ApiError(400, f"exclude must be qless, not {raw!r}")
+    return raw == "qless"
