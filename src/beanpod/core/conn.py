@@ -16,11 +16,15 @@ _deadline = attrgetter("deadline")
 
 class Conn:
     __slots__ = (
+        "dialect",
         "id",
         "latest",
+        "name",
         "ordered",
+        "peer",
         "producer",
         "reserved",
+        "since",
         "soonest",
         "use",
         "waiter",
@@ -28,8 +32,18 @@ class Conn:
         "worker",
     )
 
-    def __init__(self, conn_id: int, default: Tube) -> None:
+    def __init__(
+        self, conn_id: int, default: Tube, peer: str = "", since: int = 0, name: str = "",
+        dialect: str = "beanstalkd",
+    ) -> None:  # fmt: skip
         self.id = conn_id
+        # Who this is, for the console's Busy view (set once here, never on a command):
+        # the client's address (`host:port`, `unix`; "" for one no socket carries), when
+        # it connected (ms, engine clock), the qless worker name, and its dialect.
+        self.peer = peer
+        self.since = since
+        self.name = name
+        self.dialect = dialect
         self.use = default
         # Watch list in beanstalkd's order: removal moves the last tube into the hole.
         self.watch: list[Tube] = [default]

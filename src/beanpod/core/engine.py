@@ -120,8 +120,9 @@ class Engine:
 
     # ---- connections -------------------------------------------------------------------
 
-    def connect(self) -> Conn:
-        conn = Conn(self.next_conn_id, self.default_tube)
+    def connect(self, peer: str = "", now: int = 0) -> Conn:
+        """A client connection from `peer` (its address), opened at `now`."""
+        conn = Conn(self.next_conn_id, self.default_tube, peer, now)
         self.next_conn_id += 1
         tube = self.default_tube
         tube.refs += 2

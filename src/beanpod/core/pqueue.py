@@ -21,10 +21,11 @@ shared small ints) and identity tells a live key from an equal dead one.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from heapq import heapify, heappop, heappush
-from itertools import chain, repeat
+from heapq import heapify, heappop, heappush, merge
+from itertools import chain, islice, repeat
 from operator import add, lshift
 from typing import Any
 
@@ -186,6 +187,34 @@ class LazyHeap:
             run.appendleft(key)
         self._live += len(taken)
         return [item for _, item in taken]
+
+    def after(self, key: int | None, count: int) -> list[tuple[int, Any]]:
+        """The `count` live (key, item) with the smallest keys above `key` (None: from
+        the start), in order, for paged listings: a binary search of the run (O(log n)
+        reads) and a best-first walk of the heap, which visits only the heap's keys up
+        to `key` (its top) and the page: never a sort of the whole queue."""
+        run = self._run
+        start = 0 if key is None else bisect_right(run, key)
+        from_run = (run[i] for i in range(start, len(run)))
+        merged = merge(self._live_keys(from_run), self._live_keys(self._heap_after(key)))
+        return [(k, self._items[k & ID_MASK]) for k in islice(merged, count)]
+
+    def _live_keys(self, keys: Iterable[int]) -> Iterator[int]:
+        items = self._items
+        return (k for k in keys if _is_live(items, k))
+
+    def _heap_after(self, key: int | None) -> Iterator[int]:
+        """The heap's keys above `key`, smallest first, without popping it: a frontier
+        of heap positions ordered by key (a node's children are never smaller)."""
+        heap = self._heap
+        frontier = [(heap[0], 0)] if heap else []
+        while frontier:
+            k, i = heappop(frontier)
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < len(heap):
+                    heappush(frontier, (heap[child], child))
+            if key is None or k > key:
+                yield k
 
     def in_order(self) -> list[Any]:
         """Every live item, smallest key first (listings)."""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from beanpod.core.workq import Workq
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
+OPERATOR = "operator"  # Conn.dialect of the console's own connection (core/admin.py)
 
 QUEUED_STATES = ("ready", "delayed", "reserved", "buried")  # the beanstalkd states
 # The job wait/run histograms (core/timings.py), for /metrics.
@@ -64,6 +65,19 @@ class TubeView:
 
 
 @dataclass(frozen=True)
+class HolderView:
+    """Who holds a reserved job: its connection, where that client connects from, the
+    qless worker name (qless jobs), since when (ms ago) and how long it has held it."""
+
+    conn: int
+    dialect: str  # beanstalkd, workq or qless (a qless worker's locks)
+    peer: str  # host:port, `unix`; "" for a qless worker (its locks outlive connections)
+    name: str  # the qless worker name; "" for beanstalkd and Workq clients
+    connected_ms: int  # since the connection opened (qless: since the worker was first seen)
+    held_ms: int  # since the reservation (or, without job timings, its last touch)
+
+
+@dataclass(frozen=True)
 class JobView:
     """One job (what `stats-job` knows), times in ms on the engine's clock."""
 
@@ -84,6 +98,9 @@ class JobView:
     created_ms: int
     reserved_by: int | None = None  # the connection holding it (reserved jobs)
     file: int = 0  # the WAL segment holding its latest full record (stats-job `file`)
+    dialect: str = "beanstalkd"  # who put it: beanstalkd, workq or qless
+    key: str = ""  # the id its application knows: the qless jid or the Workq uuid
+    holder: HolderView | None = None  # reserved jobs
 
 
 def tube_names(engine: Engine) -> list[str]:
@@ -132,7 +149,65 @@ def _job_view(job: Job, now: int) -> JobView:
         timeouts=job.timeouts, releases=job.releases, buries=job.buries, kicks=job.kicks,
         body_size=len(job.body), created_ms=job.created,
         reserved_by=None if job.reserver is None else job.reserver.id, file=job.file,
+        **_identity(job), holder=None if job.reserver is None else _holder(job, now),
     )  # fmt: skip
+
+
+def _identity(job: Job) -> dict[str, str]:
+    ext = job.ext
+    if isinstance(ext, (QlessExt, RecurExt)):
+        return {"dialect": "qless", "key": ext.jid}
+    workq = workq_ext(job)
+    return {"dialect": "beanstalkd", "key": ""} if workq is None else {
+        "dialect": "workq", "key": workq.uuid_text}  # fmt: skip
+
+
+def _holder(job: Job, now: int) -> HolderView:
+    conn = job.reserver
+    assert conn is not None
+    # While reserved, `entry` holds the reserve time when the engine keeps job timings
+    # (always, with the HTTP console on); else the TTR's start is the best known.
+    since = job.entry if type(job.entry) is int else job.deadline - job.ttr
+    return HolderView(conn.id, conn.dialect, conn.peer, conn.name,
+                      max(0, now - conn.since), max(0, now - since))  # fmt: skip
+
+
+def job_ids(engine: Engine) -> list[int]:
+    """A snapshot of every job's id (a C-level copy), to walk in slices."""
+    return list(engine.jobs)
+
+
+def reserved_view(engine: Engine, job_id: int, now: int) -> JobView | None:
+    """Job `job_id` if a client (not the console's operator) holds it, else None."""
+    job = engine.jobs.get(job_id)
+    if job is None or job.reserver is None or job.reserver.dialect == OPERATOR:
+        return None
+    return _job_view(job, now)
+
+
+def find_job(engine: Engine, qless: Qless | None, workq: Workq | None,
+             text: str) -> list[tuple[int, str]]:  # fmt: skip
+    """The jobs `text` names, as (id, "jid" | "uuid" | "id"): a qless jid, a Workq uuid
+    (any case) or a job id; dict lookups only."""
+    found: list[tuple[int, str]] = []
+    job = None if qless is None else qless.jobs.get(text)
+    if job is not None:
+        found.append((job.id, "jid"))
+    job = None if workq is None or len(text) != 36 else workq.index.get(text.lower().encode())
+    if job is not None:
+        found.append((job.id, "uuid"))
+    if text.isdigit() and len(text) <= 20 and int(text) in engine.jobs:
+        found.append((int(text), "id"))
+    return list(dict.fromkeys(found))
+
+
+def ready_after(engine: Engine, name: str, after: int | None, count: int) -> list[tuple[int, int]]:
+    """Up to `count` (key, id) of tube `name`'s ready jobs in reserve order (priority,
+    then id), after the key `after` (a page cursor; None: from the first)."""
+    tube = engine.tubes.get(name)
+    if tube is None:
+        return []
+    return [(key, job.id) for key, job in tube.ready.after(after, count)]
 
 
 def body(engine: Engine, job_id: int) -> bytes | None:
@@ -176,6 +251,7 @@ class JobFilter:
     state: str
     contains: bytes | None = None
     limit: int | None = None
+    skip_qless: bool = False  # leave out qless jobs (failed ones are listed by group)
 
 
 def jobs_of(engine: Engine, name: str, state: str, newest: bool = False) -> Iterator[Job]:
@@ -219,6 +295,7 @@ def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
         and job.tube.name == flt.tube
         and STATE_NAMES[job.state] == flt.state
         and (not flt.contains or flt.contains in job.body)
+        and not (flt.skip_qless and isinstance(job.ext, QlessExt))
     )
 
 
@@ -308,6 +385,15 @@ def recurring(q: Qless) -> list[dict[str, Any]]:
         for job in info.recurring.values()
         if isinstance(job.ext, RecurExt)
     ]
+
+
+def qless_failed_by_queue(q: Qless) -> dict[str, int]:
+    """Failed qless jobs (buried in the beanstalkd view) per queue: O(failed jobs)."""
+    counts: dict[str, int] = {}
+    for group in q.groups.values():
+        for job in group.values():
+            counts[job.tube.name] = counts.get(job.tube.name, 0) + 1
+    return counts
 
 
 def qless_queue_names(q: Qless) -> list[str]:

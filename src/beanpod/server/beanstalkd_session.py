@@ -15,9 +15,10 @@ from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
 from beanpod.server.batch_session import BatchSession
 from beanpod.server.clock import ManualClock
-from beanpod.server.peers import forget_peer, note_peer
+from beanpod.server.peers import forget_peer, note_peer, peer_name
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.server.app import App
 
 log = logging.getLogger("beanpod.session")
@@ -34,13 +35,18 @@ class BeanstalkdSession(BatchSession):
         super().__init__(app, app.sessions)
         self.dialect = app.dialect
         self.parser = Parser(app.dialect.max_job_size)
-        self.conn = app.engine.connect()
+        self.conn: Conn  # made in connection_made, which knows the peer
         self.eof = False
         # One bound method handed to every reserve (reading `self.deliver` would make a
         # new one each time: ~2 % of a reserve+delete pair).
         self.deliver: Callable[[ReserveOutcome], None] = self._deliver
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.conn = self.app.engine.connect(peer_name(transport), self.app.clock.now())
+        self.opened(transport)
+
+    def opened(self, transport: asyncio.BaseTransport) -> None:
+        """The connection is known to the engine (`self.conn`): serve the transport."""
         super().connection_made(transport)
         log.debug("conn %d open", self.conn.id)
         note_peer(self.app.events, self.conn.id, transport)

@@ -14,9 +14,10 @@ from beanpod.protocols.workq.context import Dialect
 from beanpod.protocols.workq.handlers import handle
 from beanpod.protocols.workq.wire import server_error
 from beanpod.server.batch_session import BatchSession
-from beanpod.server.peers import forget_peer, note_peer
+from beanpod.server.peers import forget_peer, note_peer, peer_name
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.server.app import App
 
 log = logging.getLogger("beanpod.workq")
@@ -28,10 +29,11 @@ class WorkqSession(BatchSession):
         super().__init__(app, app.workq_sessions)
         self.dialect = dialect
         self.parser = Parser()
-        self.conn = dialect.workq.connect()
+        self.conn: Conn  # made in connection_made, which knows the peer
         self.wait: Wait | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.conn = self.dialect.workq.connect(peer_name(transport), self.app.clock.now())
         super().connection_made(transport)
         log.debug("workq conn %d open", self.conn.id)
         note_peer(self.app.events, self.conn.id, transport)

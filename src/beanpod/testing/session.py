@@ -36,13 +36,13 @@ class HarnessSession(BeanstalkdSession):
         super().__init__(app)
         self.handlers = observed.handlers
         self.observed = observed
-        self.transcript = observed.transcript(self.conn.id)
         self._late: deque[bytes] = deque()  # requests held back by the added latency
         self._late_eof = False  # the client half-closed while requests were held back
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+    def opened(self, transport: asyncio.BaseTransport) -> None:
+        self.transcript = self.observed.transcript(self.conn.id)
         recording = RecordingTransport(cast(asyncio.Transport, transport), self.transcript.record)
-        super().connection_made(cast(asyncio.Transport, recording))
+        super().opened(cast(asyncio.Transport, recording))
 
     def data_received(self, data: bytes) -> None:
         self.transcript.record(SENT, data)

@@ -76,6 +76,20 @@ def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
         best = min(model, key=model.__getitem__) if model else None
         assert (top[1].id if top else None) == best
         assert [item.id for item in queue.in_order()] == sorted(model, key=model.__getitem__)
+        _check_pages(queue, model, b + 1)
+
+
+def _check_pages(queue: LazyHeap, model: dict[int, int], size: int) -> None:
+    """`after` pages through every live key in order, `size` at a time, from any cursor."""
+    expected = sorted(model.values())
+    cursor, seen = None, []
+    while page := queue.after(cursor, size):
+        assert len(page) <= size and all(item.entry is key for key, item in page)
+        seen += [key for key, _ in page]
+        cursor = page[-1][0]
+    assert seen == expected
+    for start in expected[:3]:
+        assert [k for k, _ in queue.after(start, size)] == [k for k in expected if k > start][:size]
 
 
 def test_keys_in_order_never_enter_the_heap() -> None:

@@ -121,7 +121,8 @@ class Qless:
         conn = self.conns.get(worker)
         if conn is None:
             engine = self.engine
-            conn = Conn(engine.next_conn_id, engine.default_tube)
+            conn = Conn(engine.next_conn_id, engine.default_tube, since=self.now, name=worker,
+                        dialect="qless")  # fmt: skip
             conn.watch = []
             engine.next_conn_id += 1
             self.conns[worker] = conn

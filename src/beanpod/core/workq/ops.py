@@ -74,11 +74,11 @@ class Workq:
 
     # ---- connections -------------------------------------------------------------------
 
-    def connect(self) -> Conn:
+    def connect(self, peer: str = "", now: int = 0) -> Conn:
         """A connection for Workq leases: not on beanstalkd's connection counters, and
         never disconnected from the engine, because a lease outlives its connection."""
         engine = self.engine
-        conn = Conn(engine.next_conn_id, engine.default_tube)
+        conn = Conn(engine.next_conn_id, engine.default_tube, peer, now, dialect="workq")
         conn.watch = []
         engine.next_conn_id += 1
         self.clients += 1

@@ -40,7 +40,8 @@ async def bulk(request: web.Request, api: Api, action: str) -> web.Response:
     flt = params.job_filter(tube, doc, KICKABLE if action == "kick" else REMOVABLE)
     target = target_tube(doc, tube) if action == "move" else None
     what = {"tube": tube, "state": flt.state, "limit": flt.limit, "to": target,
-            "contains": None if flt.contains is None else flt.contains.decode()}  # fmt: skip
+            "contains": None if flt.contains is None else flt.contains.decode(),
+            "exclude": "qless" if flt.skip_qless else None}  # fmt: skip
     if "confirm" not in doc:
         count = await _count(api, flt)
         token = api.confirmations.issue(action, what)

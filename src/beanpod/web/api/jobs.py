@@ -36,17 +36,20 @@ def add_routes(app: web.Application, api: Api) -> None:
 
 
 async def list_jobs(request: web.Request, ctx: WebContext) -> web.Response:
-    """?state=ready|delayed|reserved|buried&order=oldest|newest&cursor=ID&limit=N&contains=S"""
+    """?state=ready|delayed|reserved|buried&order=reserve|oldest|newest&cursor=C&limit=N
+    &contains=S&exclude=qless"""
     tube = params.tube_name(request, ctx)
     q = request.query
-    order = q.get("order", "oldest")
-    if order not in ("oldest", "newest"):
-        raise ApiError(400, f"order must be oldest or newest, not {order!r}")
-    flt = query.JobFilter(tube, params.state(q.get("state")), params.needle(q.get("contains")))
+    flt = params.listing_filter(tube, q)
+    order = params.order(q.get("order"), flt.state)
     size = params.integer(q.get("limit", DEFAULT_PAGE), "limit", 1, params.MAX_PAGE)
-    page, after = await pages.job_page(
-        ctx.engine, flt, ctx.now(), params.cursor(q.get("cursor")), order == "newest", size
-    )
+    if order == "reserve":
+        key = params.key_cursor(q.get("cursor"))
+        found = pages.ready_page(ctx.engine, flt, ctx.now(), key, size)
+    else:
+        cursor, newest = params.cursor(q.get("cursor")), order == "newest"
+        found = pages.job_page(ctx.engine, flt, ctx.now(), cursor, newest, size)
+    page, after = await found
     jobs = [{**views.job(j), "preview": _snippet(ctx, j.id)} for j in page]
     return web.json_response({
         "tube": tube, "state": flt.state, "order": order, "jobs": jobs,

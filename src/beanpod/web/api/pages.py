@@ -1,7 +1,9 @@
 """A page of a tube's jobs without holding the loop: the tube's ids in the state are
 snapshotted in id order (cheap), then walked from the cursor, oldest or newest first,
 testing each job (its body for a search) in slices across loop turns until the page is
-full. A job is shown as it is when tested."""
+full. A job is shown as it is when tested. Ready jobs also page in reserve order
+(priority, then id), read from the tube's ready queue after the cursor's key, a batch
+at a time: no snapshot, no sort."""
 
 from __future__ import annotations
 
@@ -44,3 +46,27 @@ def _walk(ids: list[int], after: int | None, newest: bool) -> Iterator[int]:
         return (ids[i] for i in range(end - 1, -1, -1))
     start = 0 if after is None else bisect_right(ids, after)
     return iter(ids[start:])
+
+
+READY_BATCH = 256  # ready keys read per step of a reserve-order page
+
+
+async def ready_page(
+    engine: Engine, flt: query.JobFilter, now: int, after: int | None, size: int
+) -> tuple[list[query.JobView], int | None]:
+    """`size` matching ready jobs after the ready key `after`, in reserve order, and the
+    next page's cursor (the key of this page's last job) or None."""
+    found: list[tuple[int, int]] = []
+    started = time.perf_counter()
+    while len(found) <= size:
+        batch = query.ready_after(engine, flt.tube, after, READY_BATCH)
+        found += [(key, job_id) for key, job_id in batch if query.matches(engine, flt, job_id)]
+        if len(batch) < READY_BATCH:
+            break
+        after = batch[-1][0]
+        if time.perf_counter() - started > SLICE_SECONDS:
+            await asyncio.sleep(0)
+            started = time.perf_counter()
+    views = [query.job_view(engine, job_id, now) for _, job_id in found[:size]]
+    page = [view for view in views if view is not None]
+    return page, (found[size - 1][0] if len(found) > size else None)

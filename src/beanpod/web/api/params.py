@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -67,6 +68,34 @@ def needle(raw: Any) -> bytes | None:
     return data
 
 
+ORDERS = ("reserve", "oldest", "newest")  # reserve: (priority, id), ready jobs only
+
+
+def order(raw: str | None, state: str) -> str:
+    """The listing's order: reserve order by default for ready jobs, else oldest first."""
+    value = raw or ("reserve" if state == "ready" else "oldest")
+    if value not in ORDERS or (value == "reserve" and state != "ready"):
+        allowed = ORDERS if state == "ready" else ORDERS[1:]
+        wanted = ", ".join(allowed)
+        raise ApiError(400, f"order of {state} jobs must be one of {wanted}, not {value!r}")
+    return value
+
+
+def listing_filter(tube: str, q: Mapping[str, str]) -> query.JobFilter:
+    """A listing's filter: ?state=, ?contains=, ?exclude=qless (leave qless jobs out)."""
+    return query.JobFilter(tube, state(q.get("state")), needle(q.get("contains")),
+                           skip_qless=_exclude(q.get("exclude")))  # fmt: skip
+
+
+def key_cursor(raw: str | None) -> int | None:
+    """A reserve-order page cursor: the ready key of the previous page's last job."""
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or len(raw) > 60:
+        raise ApiError(400, f"cursor must be the next_cursor of a reserve-order page, not {raw!r}")
+    return int(raw)
+
+
 def cursor(raw: str | None) -> int | None:
     """A page cursor: the id of the last job of the previous page."""
     if raw is None or raw == "":
@@ -89,12 +118,21 @@ async def body(request: web.Request) -> dict[str, Any]:
 
 
 def job_filter(tube: str, doc: dict[str, Any], allowed: tuple[str, ...]) -> query.JobFilter:
-    """The jobs a bulk action names: {"state", "contains", "limit"} (unknown keys: 400)."""
-    unknown = set(doc) - {"state", "contains", "limit", "to", "confirm"}
+    """The jobs a bulk action names: {"state", "contains", "limit", "exclude"} (unknown
+    keys: 400)."""
+    unknown = set(doc) - {"state", "contains", "limit", "exclude", "to", "confirm"}
     if unknown:
         raise ApiError(400, f"unknown field {sorted(unknown)[0]!r}")
     limit = doc.get("limit")
     return query.JobFilter(
         tube, state(doc.get("state"), allowed, allowed[0]), needle(doc.get("contains")),
         None if limit is None else integer(limit, "limit", 1, 10**9),
+        skip_qless=_exclude(doc.get("exclude")),
     )  # fmt: skip
+
+
+def _exclude(raw: Any) -> bool:
+    """exclude=qless: leave qless jobs out (its failed jobs are buried too)."""
+    if raw not in (None, "", "qless"):
+        raise ApiError(400, f"exclude must be qless, not {raw!r}")
+    return raw == "qless"

@@ -53,7 +53,10 @@ async def failures(request: web.Request, api: Api) -> web.Response:
     """Failure groups with their counts, largest first."""
     groups = _read(api, "failed")
     ranked = sorted(groups.items(), key=lambda item: -item[1])
-    return web.json_response({"groups": [{"group": g, "count": n} for g, n in ranked]})
+    by_queue = query.qless_failed_by_queue(_q(api))  # (also buried, in the beanstalkd view)
+    return web.json_response(
+        {"groups": [{"group": g, "count": n} for g, n in ranked], "by_queue": by_queue}
+    )
 
 
 async def failure_group(request: web.Request, api: Api) -> web.Response:

@@ -58,7 +58,7 @@ function ms(v) {
   if (v < 1000) return `${v} ms`;
   const s = v / 1000;
   if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.floor(s % 60)}s`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
   return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
 }
@@ -225,12 +225,12 @@ function drawChart(canvas, tp) {
   ctx.lineWidth = 1; ctx.setLineDash([]);
 }
 
-const tubeState = { name: null, state: "buried", order: "newest", contains: "", cursors: [null],
+const tubeState = { name: null, state: "buried", order: "reserve", contains: "", cursors: [null],
   pauseSeconds: 60, moveTo: "" };
 
 function resetTube(name, state) {
   if (tubeState.name !== name || (state && tubeState.asked !== state)) {
-    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "",
+    Object.assign(tubeState, { name, state: state || "buried", asked: state, contains: "", order: "",
       cursors: [null], touched: !!state, moveTo: "" });
   }
 }
@@ -254,6 +254,9 @@ async function tubePage(name, state) {
   if (tubeState.cursors.length === 1 && !tubeState.touched) {  // open on the state that has jobs
     tubeState.state = ["buried", "ready", "delayed", "reserved"].find(s => t[s]) || "buried";
   }
+  if (!tubeState.order || (tubeState.state !== "ready" && tubeState.order === "reserve")) {
+    tubeState.order = tubeState.state === "ready" ? "reserve" : "newest";  // each tab's default
+  }
   const q = new URLSearchParams({ state: tubeState.state, order: tubeState.order, limit: 50 });
   const cursor = tubeState.cursors[tubeState.cursors.length - 1];
   if (cursor) q.set("cursor", cursor);
@@ -267,7 +270,8 @@ async function tubePage(name, state) {
       h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
     pauseBar(t, base),
     h("div", { class: "tabs" }, STATES.map(s => h("button", { class: s === tubeState.state ? "active" : "",
-      id: `tab-${s}`, onclick: () => refilter({ state: s }) }, `${s} (${num(t[s])})`))),
+      id: `tab-${s}`, onclick: () => refilter({ state: s, order: s === "ready" ? "reserve" : "newest" }) },
+      `${s} (${num(t[s])})`))),
     bulkBar(base),
     jobTable(page.jobs, `No ${tubeState.state} jobs${tubeState.contains ? " matching the search" : ""}.`),
     pager(page.next_cursor));
@@ -290,6 +294,8 @@ function bulkBar(base) {
   const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
   search.addEventListener("change", () => refilter({ contains: search.value }));
   const order = h("select", { id: "order" },
+    st === "ready" ? h("option", { value: "reserve", selected: tubeState.order === "reserve" },
+      "reserve order (priority, then id)") : null,
     h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
     h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
   order.addEventListener("change", () => refilter({ order: order.value }));
@@ -313,87 +319,20 @@ function pager(next) {
     h("span", { class: "muted" }, `page ${tubeState.cursors.length}, 50 per page`));
 }
 
-function jobActions(job) {
-  const id = job.id;
-  return h("span", { class: "toolbar", style: "margin:0" },
-    ["buried", "delayed"].includes(job.state)
-      ? h("button", { class: "primary", "data-kick": id, onclick: () => act(post(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
-    ["ready", "delayed"].includes(job.state)
-      ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
-    job.state !== "reserved"
-      ? h("button", { class: "danger", "data-delete": id, onclick: async () => {
-          if (!(await confirmDialog(`Delete job ${id}? This cannot be undone.`, "Delete"))) return;
-          if (location.hash.startsWith("#/job/")) location.hash = `#/tube/${enc(job.tube)}`;  // it will be gone
-          act(post(`/api/v1/jobs/${id}/delete`), `Job ${id} deleted`);
-        } }, "Delete") : null);
-}
-
-function jobTable(jobs, empty) {
-  return table(["Job", "State", "Body", "Priority", "Age", "Time left", "Reserves", "Timeouts", "Buries", "Kicks", "Size", ""],
-    jobs.map(j => h("tr", { "data-job": j.id },
-      h("td", {}, h("a", { href: `#/job/${j.id}` }, `#${j.id}`)), h("td", {}, stateBadge(j.state)),
-      h("td", { class: "body" }, snippet(j.preview)),
-      h("td", { class: "num" }, num(j.pri)), h("td", { class: "num" }, ms(j.age_ms)),
-      h("td", { class: "num", title: j.reserved_by ? `reserved by connection ${j.reserved_by}` : null },
-        j.time_left_ms ? ms(j.time_left_ms) : "", j.reserved_by ? h("div", { class: "muted" }, `conn ${j.reserved_by}`) : null),
-      h("td", { class: "num" }, j.reserves), h("td", { class: "num" }, j.timeouts),
-      h("td", { class: "num" }, j.buries), h("td", { class: "num" }, j.kicks),
-      h("td", { class: "num" }, `${num(j.body_size)} B`), h("td", {}, jobActions(j)))), empty);
-}
-
-function snippet(p) {
-  if (!p) return "";
-  if (p.encoding === "base64") return h("span", { class: "muted" }, `binary, ${num(p.size)} bytes`);
-  return h("code", {}, p.data.length > 60 ? `${p.data.slice(0, 60)}…` : p.data + (p.truncated ? "…" : ""));
-}
-
-function kv(pairs) {
-  return h("dl", { class: "kv" }, pairs.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
-}
-
-async function jobPage(id) {
-  const j = await api(`/api/v1/jobs/${enc(id)}`);
-  const b = j.body;
-  const q = j.qless, w = j.workq;
-  show(
-    h("h1", {}, `Job #${j.id} `, stateBadge(j.state), " in tube ", h("a", { href: `#/tube/${enc(j.tube)}` }, j.tube)),
-    h("div", { class: "toolbar" }, jobActions(j)),
-    h("div", { class: "grid2" },
-      h("div", {}, h("h2", {}, "stats-job"), kv([
-        ["priority", num(j.pri)], ["age", ms(j.age_ms)], ["delay", ms(j.delay_ms)], ["ttr", ms(j.ttr_ms)],
-        ["time left", ms(j.time_left_ms)], ["reserves", j.reserves], ["timeouts", j.timeouts],
-        ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["body size", `${num(j.body_size)} bytes`]])),
-      h("div", {}, h("h2", {}, `Body (${b.encoding}${b.truncated ? `, first ${num(b.encoding === "base64" ? Math.floor(b.data.length * 3 / 4) : b.data.length)} of ${num(b.size)} bytes` : ""})`),
-        h("pre", { id: "body" }, b.data))),
-    q ? h("div", {}, h("h2", {}, "qless"), kv([
-      ["jid", q.jid], ["class", q.klass], ["qless state", q.state], ["queue", q.queue], ["worker", q.worker || "—"],
-      ["retries left", `${q.remaining} of ${q.retries}`], ["tags", (q.tags || []).map(t => h("span", { class: "tag" }, t))],
-      ["depends on", (q.dependencies || []).join(", ") || "—"], ["dependents", (q.dependents || []).join(", ") || "—"],
-      ["tracked", q.tracked ? "yes" : "no"],
-      ["failure", q.failure && q.failure.group ? `${q.failure.group}: ${q.failure.message}` : "—"]]),
-      h("h2", {}, "History"),
-      table(["When", "What", "Details"], (q.history || []).map(e => h("tr", {},
-        h("td", {}, new Date(e.when * 1000).toLocaleString()), h("td", {}, e.what),
-        h("td", {}, Object.entries(e).filter(([k]) => k !== "when" && k !== "what").map(([k, v]) => `${k}=${v}`).join(" ")))),
-        "No history.")) : null,
-    w ? h("div", {}, h("h2", {}, "Workq"), kv([
-      ["uuid", w.uuid], ["attempts", `${w.attempts} of ${w.max_attempts || "∞"}`],
-      ["fails", `${w.fails} of ${w.max_fails || "∞"}`], ["ttl", ms(w.ttl_ms)], ["outcome", w.outcome],
-      ["result", w.result.size ? w.result.data : "—"]])) : null);
-}
-
 async function failuresPage() {
-  const tubes = (await api("/api/v1/tubes")).tubes.filter(t => t.buried > 0);
-  const groups = await api("/api/v1/qless/failures").catch(() => ({ groups: [] }));
+  const groups = await api("/api/v1/qless/failures").catch(() => ({ groups: [], by_queue: {} }));
+  // A failed qless job is also buried in the beanstalkd view: listed once, by its group.
+  const buried = t => t.buried - (groups.by_queue[t.name] || 0);
+  const tubes = (await api("/api/v1/tubes")).tubes.filter(t => buried(t) > 0);
   const sections = await Promise.all(tubes.map(async t => {
-    const page = await api(`/api/v1/tubes/${enc(t.name)}/jobs?state=buried&order=newest&limit=20`);
-    const base = `/api/v1/tubes/${enc(t.name)}`;
+    const page = await api(`/api/v1/tubes/${enc(t.name)}/jobs?state=buried&order=newest&limit=20&exclude=qless`);
+    const base = `/api/v1/tubes/${enc(t.name)}`, n = buried(t), which = { state: "buried", exclude: "qless" };
     return h("section", {},
-      h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name), `: ${num(t.buried)} buried`,
-        t.buried > 20 ? h("span", { class: "muted" }, " (newest 20 shown)") : null),
+      h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name), `: ${num(n)} buried`,
+        n > 20 ? h("span", { class: "muted" }, " (newest 20 shown)") : null),
       h("div", { class: "toolbar" },
-        h("button", { class: "primary", "data-kick-tube": t.name, onclick: () => bulk(`${base}/kick`, { state: "buried" }, "Kick") }, `Kick all ${num(t.buried)}…`),
-        h("button", { class: "danger", onclick: () => bulk(`${base}/delete`, { state: "buried" }, "Delete") }, `Delete all ${num(t.buried)}…`)),
+        h("button", { class: "primary", "data-kick-tube": t.name, onclick: () => bulk(`${base}/kick`, which, "Kick") }, `Kick all ${num(n)}…`),
+        h("button", { class: "danger", onclick: () => bulk(`${base}/delete`, which, "Delete") }, `Delete all ${num(n)}…`)),
       jobTable(page.jobs));
   }));
   show(
@@ -415,10 +354,10 @@ async function failureGroupPage(group) {
     h("div", { class: "toolbar" }, h("button", { class: "primary",
       onclick: () => bulk(`/api/v1/qless/failures/${enc(group)}/retry`, {}, "Retry") }, "Retry all…"),
       h("a", { href: "#/failures" }, "back to failures")),
-    table(["jid", "Class", "Queue", "Worker", "Failed", "Message"], g.jobs.map(j => h("tr", {},
-      h("td", {}, h("code", {}, j.jid)), h("td", {}, j.klass), h("td", {}, j.queue), h("td", {}, j.failure.worker || ""),
+    table(["jid", "Class", "Queue", "Worker", "Failed", "Error"], g.jobs.map(j => h("tr", {},
+      h("td", {}, keyLink(j.jid)), h("td", {}, j.klass), h("td", {}, j.queue), h("td", {}, j.failure.worker || ""),
       h("td", {}, j.failure.when ? new Date(j.failure.when * 1000).toLocaleString() : ""),
-      h("td", {}, j.failure.message)))));
+      h("td", {}, failureBlock(j.failure.message))))));
 }
 
 async function workersPage() {
@@ -438,15 +377,16 @@ async function workersPage() {
     h("h2", {}, "qless workers (most recently seen first)"),
     table(["Worker", "Running jobs", "Stalled (lock expired)"], workers.workers.map(w => h("tr", {},
       h("td", {}, h("code", {}, w.name)),
-      h("td", {}, `${w.jobs}: `, (w.job_ids || []).join(", ")),
-      h("td", { class: w.stalled ? "alert" : "" }, `${w.stalled}`, w.stalled ? `: ${(w.stalled_ids || []).join(", ")}` : ""))),
+      h("td", {}, `${w.jobs}: `, keyLinks(w.job_ids)),
+      h("td", { class: w.stalled ? "alert" : "" }, `${w.stalled}`, w.stalled ? [": ", keyLinks(w.stalled_ids)] : ""))),
       "No qless workers registered."),
     h("h2", {}, "Reserved jobs by tube (what beanstalkd and Workq workers hold)"),
     table(["Tube", "Reserved", "Waiting", "Watching", ""], tubes.map(t => h("tr", {},
       h("td", {}, h("a", { href: `#/tube/${enc(t.name)}` }, t.name)), cell(`w:${t.name}:reserved`, t.reserved),
       cell(`w:${t.name}:waiting`, t.waiting), cell(`w:${t.name}:watching`, t.watching),
       h("td", {}, h("a", { href: `#/tube/${enc(t.name)}/reserved` }, "show the reserved jobs")))),
-      "No job is reserved right now."));
+      "No job is reserved right now."),
+    h("p", {}, h("a", { href: "#/busy" }, "Busy: every held job with who holds it and since when")));
 }
 
 async function qlessPage() {
@@ -471,13 +411,13 @@ async function qlessPage() {
       "No qless queues yet."),
     h("h2", {}, "Tracked jobs"),
     table(["jid", "Class", "State", "Queue", "Worker", "Tags"], tracked.jobs.map(j => h("tr", {},
-      h("td", {}, h("code", {}, j.jid)), h("td", {}, j.klass), h("td", {}, j.state), h("td", {}, j.queue),
+      h("td", {}, keyLink(j.jid)), h("td", {}, j.klass), h("td", {}, j.state), h("td", {}, j.queue),
       h("td", {}, j.worker || ""), h("td", {}, (j.tags || []).map(t => h("span", { class: "tag" }, t))))),
       "No tracked jobs."),
-    tracked.expired.length ? h("p", { class: "muted" }, `Tracked but gone: ${tracked.expired.join(", ")}`) : null,
+    tracked.expired.length ? h("p", { class: "muted" }, "Tracked but gone: ", keyLinks(tracked.expired)) : null,
     h("h2", {}, "Recurring templates"),
     table(["jid", "Class", "Queue", "Every", "Spawned", "Priority", "Tags"], recurring.recurring.map(r => h("tr", {},
-      h("td", {}, h("code", {}, r.jid)), h("td", {}, r.klass), h("td", {}, r.queue),
+      h("td", {}, keyLink(r.jid)), h("td", {}, r.klass), h("td", {}, r.queue),
       h("td", { class: "num" }, ms(r.interval * 1000)), h("td", { class: "num" }, num(r.count)),
       h("td", { class: "num" }, r.priority), h("td", {}, (r.tags || []).map(t => h("span", { class: "tag" }, t))))),
       "No recurring jobs."));
@@ -486,8 +426,13 @@ async function qlessPage() {
 async function analyticsPage() {
   const run = await api("/api/v1/analytics");
   if (!run.enabled) {
-    show(h("h1", {}, "Analytics"), h("div", { class: "empty" },
-      "Not configured. Run `beanpod analyze EVENTS_DIR -o OUT`, then start the server with `--analytics OUT`."));
+    show(h("h1", {}, "Analytics"), h("div", { class: "empty", id: "analytics-off" },
+      h("p", {}, "Not configured. Write the event log (", h("code", {}, "beanpod serve --events DIR"),
+        "), build the tables and the report from it:"),
+      h("pre", {}, "beanpod analyze --events DIR --out OUT"),
+      h("p", {}, "then start the server with ", h("code", {}, "--analytics OUT"),
+        " (for example ", h("code", {}, "beanpod serve --events DIR --analytics OUT"),
+        ") to show them here. See docs/analytics.md.")));
     return;
   }
   show(
@@ -511,6 +456,8 @@ const ROUTES = [
   [/^#\/failures\/(.+)$/, m => failureGroupPage(decodeURIComponent(m[1])), "failures"],
   [/^#\/failures$/, () => failuresPage(), "failures"],
   [/^#\/workers$/, () => workersPage(), "workers"],
+  [/^#\/busy$/, () => busyPage(), "busy"],
+  [/^#\/find\/(.+)$/, m => findPage(decodeURIComponent(m[1])), "overview"],
   [/^#\/analytics$/, () => analyticsPage(), "analytics", "static"],  // no refresh: the report stays put
   [/^#\/qless$/, () => qlessPage(), "qless"],
 ];

@@ -1,0 +1,130 @@
+"""The console's operator views over a real `beanpod serve` process: who holds each
+reserved job (peer address, qless worker name, since when) and the Busy listing; finding
+a job by qless jid, Workq UUID or id; the ready tab in reserve order with cursor pages;
+a failed qless job listed once (by its group, not again as buried)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import greenstalk
+import pytest
+
+from beanpod.client.qless import Client as Qless
+from beanpod.client.workq import Client as Workq
+from tests.support.http import HttpServer
+
+
+@pytest.fixture
+def http() -> Iterator[HttpServer]:
+    server = HttpServer().start()
+    yield server
+    server.stop()
+
+
+def beanstalk(http: HttpServer, tube: str) -> greenstalk.Client:
+    return greenstalk.Client(("127.0.0.1", http.server.port), encoding=None, use=tube, watch=tube)
+
+
+def peer_of(c: greenstalk.Client) -> str:
+    return "{}:{}".format(*c._sock.getsockname()[:2])
+
+
+def test_busy_names_each_holder_by_peer_worker_and_time(http: HttpServer) -> None:
+    with beanstalk(http, "mail") as c, Qless(port=http.server.port, worker_name="box-7") as q:
+        c.put(b"send", ttr=90)
+        held = c.reserve(timeout=5)
+        jid = q.queues["reports"].put("app.Report", {})
+        assert [j.jid for j in q.queues["reports"].pop(1)] == [jid]
+        workq = Workq(("127.0.0.1", http.server.workq_port()), timeout=10)
+        with workq:
+            wid = str(uuid.uuid4())
+            workq.add(wid, "thumbs", 30_000, 60_000, b"img")
+            workq.lease(["thumbs"], 1000)
+            busy = http.get("/api/v1/busy").json()
+            assert workq.sock is not None
+            wq_peer = "{}:{}".format(*workq.sock.getsockname()[:2])
+        assert (busy["count"], busy["connections"]) == (3, 3)
+        rows = {row["tube"]: row for row in busy["jobs"]}
+        mail = rows["mail"]
+        assert mail["id"] == held.id and mail["dialect"] == "beanstalkd"
+        assert mail["holder"]["peer"] == peer_of(c) and mail["holder"]["name"] == ""
+        assert 0 <= mail["holder"]["held_ms"] <= mail["holder"]["connected_ms"]
+        assert 0 < mail["ttr_left_ms"] <= 90_000 and mail["ttr_ms"] == 90_000
+        report = rows["reports"]
+        assert (report["key"], report["dialect"]) == (jid, "qless")
+        assert (report["holder"]["name"], report["holder"]["dialect"]) == ("box-7", "qless")
+        thumbs = rows["thumbs"]
+        assert (thumbs["key"], thumbs["holder"]["dialect"]) == (wid, "workq")
+        assert thumbs["holder"]["peer"] == wq_peer
+        job = http.get(f"/api/v1/jobs/{held.id}").json()
+        assert job["holder"]["peer"] == peer_of(c) and job["reserved_by"] == job["holder"]["conn"]
+        c.delete(held)
+    # a qless lock and a Workq lease outlive their connections; the beanstalkd job is gone
+    assert {r["tube"] for r in http.get("/api/v1/busy").json()["jobs"]} == {"reports", "thumbs"}
+
+
+def test_find_a_job_by_jid_uuid_or_id(http: HttpServer) -> None:
+    with Qless(port=http.server.port) as q, beanstalk(http, "plain") as c:
+        jid = q.queues["emails"].put("app.Send", {"to": "a"})
+        plain = c.put(b"x")
+        with Workq(("127.0.0.1", http.server.workq_port()), timeout=10) as workq:
+            wid = str(uuid.uuid4())
+            workq.add(wid, "thumbs", 30_000, 60_000, b"img")
+        by_jid = http.get(f"/api/v1/find?q={jid}").json()["matches"]
+        assert [(m["by"], m["tube"], m["key"], m["dialect"]) for m in by_jid] == [
+            ("jid", "emails", jid, "qless")]  # fmt: skip
+        assert http.get(f"/api/v1/jobs/{by_jid[0]['id']}").json()["qless"]["jid"] == jid
+        by_uuid = http.get(f"/api/v1/find?q={wid.upper()}").json()["matches"]
+        assert [(m["by"], m["tube"], m["key"]) for m in by_uuid] == [("uuid", "thumbs", wid)]
+        by_id = http.get(f"/api/v1/find?q={plain}").json()["matches"]
+        assert [(m["id"], m["by"], m["dialect"]) for m in by_id] == [(plain, "id", "beanstalkd")]
+        missing = http.get("/api/v1/find?q=no-such-jid")
+        assert missing.status == 404 and "no-such-jid" in missing.json()["error"]
+        assert http.get("/api/v1/find?q=").status == 400
+        assert http.get("/api/v1/find?q=" + "x" * 201).status == 400
+
+
+def test_ready_jobs_page_in_reserve_order(http: HttpServer) -> None:
+    with beanstalk(http, "work") as c:
+        ids = [(5000, c.put(b"bulk %d" % n, priority=5000)) for n in range(300)]
+        ids += [(10, c.put(b"urgent %d" % n, priority=10)) for n in range(137)]
+        ids += [(7, c.put(b"first", priority=7))]
+        expected = [job_id for _, job_id in sorted(ids)]
+        first = http.get("/api/v1/tubes/work/jobs?limit=50").json()
+        assert first["order"] == "reserve"
+        assert [j["pri"] for j in first["jobs"][:2]] == [7, 10]
+        seen, cursor = [j["id"] for j in first["jobs"]], first["next_cursor"]
+        while cursor is not None:
+            page = http.get(f"/api/v1/tubes/work/jobs?limit=50&cursor={cursor}").json()
+            seen += [j["id"] for j in page["jobs"]]
+            cursor = page["next_cursor"]
+        assert seen == expected
+        assert c.reserve(timeout=5).id == expected[0]  # what the listing said runs next
+        urgent = http.get("/api/v1/tubes/work/jobs?contains=urgent%2013&limit=5").json()
+        wanted = {ids[300 + n][1] for n in (13, *range(130, 137))}  # bodies holding "urgent 13"
+        assert [j["id"] for j in urgent["jobs"]] == [i for i in expected if i in wanted][:5]
+        by_id = http.get("/api/v1/tubes/work/jobs?order=oldest&limit=3").json()
+        assert [j["id"] for j in by_id["jobs"]] == sorted(expected[1:])[:3]
+        bad = http.get("/api/v1/tubes/work/jobs?state=buried&order=reserve")
+        assert bad.status == 400 and "reserve" in bad.json()["error"]
+        assert http.get("/api/v1/tubes/work/jobs?cursor=12x").status == 400
+
+
+def test_a_failed_qless_job_is_listed_once(http: HttpServer) -> None:
+    with Qless(port=http.server.port, worker_name="w1") as q, beanstalk(http, "emails") as c:
+        queue = q.queues["emails"]
+        jid = queue.put("app.Send", {})
+        (job,) = queue.pop(1)
+        job.fail("Send:Timeout", "Traceback (most recent call last):\n  ...\nTimeout: smtp")
+        c.put(b"plain")
+        plain = c.reserve(timeout=5)
+        c.bury(plain)
+        failures = http.get("/api/v1/qless/failures").json()
+        assert failures["by_queue"] == {"emails": 1}
+        buried = http.get("/api/v1/tubes/emails/jobs?state=buried").json()["jobs"]
+        assert {j["key"] for j in buried} == {jid, ""}  # both buried, in the beanstalkd view
+        listed = http.get("/api/v1/tubes/emails/jobs?state=buried&exclude=qless").json()
+        assert [j["id"] for j in listed["jobs"]] == [plain.id]
+        assert http.get("/api/v1/tubes/emails/jobs?exclude=workq").status == 400
