@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from beanpod.core.engine import Engine
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability.wal import Durability, WalSettings
 from tests.support.faultio import FaultIO
 
 

@@ -12,8 +12,8 @@ from beanpod import __version__
 from beanpod.core.job import Job
 
 if TYPE_CHECKING:
+    from beanpod.durability.wal import Durability
     from beanpod.events.writer import EventWriter
-    from beanpod.server.durability import Durability
 
 
 class ProcessInfo:

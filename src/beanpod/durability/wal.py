@@ -1,9 +1,9 @@
 """The engine's Journal, backed by the write-ahead log (`beanpod serve -b DIR`).
 
-Turns engine mutations into records (core/records.py), places them with the WalWriter,
+Turns engine mutations into records (records.py), places them with the WalWriter,
 keeps the compaction ledger (which segment pins which live job, paused tube or named
 state), and migrates live records forward so old segments can be dropped. Recovery at
-start-up reads the directory back and restores the engine (core/restore.py).
+start-up reads the directory back and restores the engine (restore.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ from itertools import islice
 from pathlib import Path
 from typing import cast
 
-from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job, JobState
-from beanpod.core.records import (
+from beanpod.core.tube import MAX_TUBE_NAME, Tube
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.checkpoint import Checkpoint, Checkpoints
+from beanpod.durability.commit import GroupCommit
+from beanpod.durability.progress import ReplayProgress
+from beanpod.durability.records import (
     DELETE_SIZE,
     PUT_OVERHEAD,
     RecordError,
@@ -32,12 +36,7 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import BadRecord, Restored, Restorer
-from beanpod.core.tube import MAX_TUBE_NAME, Tube
-from beanpod.server.checkpoint import Checkpoint, Checkpoints
-from beanpod.server.commit import GroupCommit
-from beanpod.server.config import ServerConfig
-from beanpod.server.replay import ReplayProgress
+from beanpod.durability.restore import BadRecord, Restored, Restorer
 from beanpod.storage import compaction
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.framing import (
@@ -66,7 +65,7 @@ class WalSettings:
     segment_size: int = 10485760
     snapshot_min_jobs: int = 10_000  # a clean shutdown with this many jobs writes a snapshot
     # a checkpoint starts once the log written since the last snapshot exceeds this and
-    # a share of the live bytes (server/checkpoint.py; 0: never by itself)
+    # a share of the live bytes (checkpoint.py; 0: never by itself)
     checkpoint_floor: int = 0  # off unless asked (`beanpod serve` asks: ServerConfig)
 
 
@@ -470,14 +469,10 @@ def _state_item(key: str) -> tuple[str, str]:
     return ("state", key)
 
 
-async def open_wal(engine: Engine, config: ServerConfig, now: int, io: FileIO | None,
+async def open_wal(engine: Engine, settings: WalSettings, now: int, io: FileIO | None,
                    progress: ReplayProgress) -> Durability:  # fmt: skip
     """The log for `beanpod serve -b DIR`, with the engine restored from it (the event
     loop keeps running between slices of the replay; `progress` tells how far it got)."""
-    assert config.binlog_dir is not None
-    fsync_ms = None if config.no_fsync else config.fsync_ms
-    settings = WalSettings(Path(config.binlog_dir), fsync_ms, config.segment_size,
-                           checkpoint_floor=config.checkpoint_floor)  # fmt: skip
     wal = Durability(engine, settings, io)
     wal.progress = progress
     await wal.open_async(now)
