@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.durability.wal import Durability, WalSettings
 from beanpod.durability import checkpoint, snapshot_builder
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.segments import list_segments
 

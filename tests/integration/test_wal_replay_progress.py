@@ -12,7 +12,8 @@ import pytest
 from beanpod.core.engine import Engine
 from beanpod.durability import progress as replay
 from beanpod.durability.progress import ReplayProgress
-from beanpod.durability.wal import REPLAY_STEP, Durability, WalSettings
+from beanpod.durability.replay import REPLAY_STEP
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.server.app import App
 from beanpod.server.config import ServerConfig
 

@@ -26,8 +26,8 @@ from typing import TypeVar
 from beanpod.core.engine import Engine
 from beanpod.durability import snapshot as snapshot_payload
 from beanpod.durability.progress import ReplayProgress
+from beanpod.durability.replay import load_snapshot, replay_segments
 from beanpod.durability.restore import Restorer
-from beanpod.durability.wal import load_snapshot, replay_segments
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.framing import FRAME_SIZE
 from beanpod.storage.recovery import CorruptLog, LogReader
