@@ -8,7 +8,7 @@ opens, reports and closes a `DurableLog`. Nothing here does I/O.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from beanpod.core.journal import Journal
 
@@ -42,6 +42,18 @@ class Commits(Protocol):
         ...
 
 
+class LogMetrics(NamedTuple):
+    """The log as /metrics shows it."""
+
+    segments: int  # files (or units) the log keeps
+    size_bytes: int  # their size on disk
+    written_bytes: int  # bytes appended since start
+    records_written: int  # records appended since start
+    sync_bounds: tuple[float, ...]  # a histogram of each sync round's seconds: bounds,
+    sync_buckets: list[int]  # the count per bound then +Inf (not cumulative),
+    sync_sum: float  # and their sum
+
+
 class DurableLog(Journal, Commits, Protocol):
     """A log the composition root opens, reports on and closes."""
 
@@ -55,6 +67,8 @@ class DurableLog(Journal, Commits, Protocol):
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
         """(oldest index, current index, records migrated, records written, max size)."""
         ...
+
+    def metrics(self) -> LogMetrics: ...
 
     async def aclose(self) -> None:
         """Make everything durable, release held replies, stop."""

@@ -21,6 +21,7 @@ from beanpod.durability.checkpoint import Checkpoint, Checkpoints
 from beanpod.durability.commit import GroupCommit
 from beanpod.durability.compactor import Compactor
 from beanpod.durability.journal import DELETE_FRAME, WalJournal
+from beanpod.durability.log import DurableLog, LogMetrics
 from beanpod.durability.progress import ReplayProgress
 from beanpod.durability.restore import Restored
 from beanpod.storage import snapshot as snapshot_file
@@ -133,6 +134,13 @@ class Durability(WalJournal):
             writer.segment_size,
         )
 
+    def metrics(self) -> LogMetrics:
+        writer, times = self.writer, self.commit.syncer.times
+        return LogMetrics(
+            len(writer.segments), writer.disk_bytes(), writer.bytes_appended,
+            writer.records_written, times.BOUNDS, list(times.buckets), times.sum,
+        )  # fmt: skip
+
     async def aclose(self) -> None:
         await self.checkpoints.close()
         await self.commit.aclose()
@@ -172,7 +180,7 @@ async def open_wal(engine: Engine, settings: WalSettings, now: int, io: FileIO |
     return wal
 
 
-async def close_wal(wal: Durability, sessions: Iterable[asyncio.Protocol]) -> None:
+async def close_wal(wal: DurableLog, sessions: Iterable[asyncio.Protocol]) -> None:
     """Stop reading commands, then write, fsync and close the log (clean shutdown)."""
     for session in sessions:
         transport = getattr(session, "transport", None)

@@ -40,7 +40,7 @@ from beanpod.web.context import Readiness
 if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
     from beanpod.core.qless import Qless
     from beanpod.core.workq import Workq
-    from beanpod.durability.wal import Durability
+    from beanpod.durability.log import DurableLog
     from beanpod.events.writer import EventWriter
     from beanpod.protocols.workq.context import Dialect as WorkqDialect
     from beanpod.server.extensions import Extensions
@@ -79,7 +79,7 @@ class App:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
-        self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.wal: DurableLog | None = None  # the write-ahead log, with -b DIR
         self.replay = ReplayProgress()  # start-up replay of the log, while it runs
         self.readiness.progress = self._replayed  # /readyz shows it
         self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
