@@ -1,4 +1,4 @@
-"""The checkpoint's builder (`python -m beanpod.server.snapshot_builder DIR`) on its own:
+"""The checkpoint's builder (`python -m beanpod.durability.snapshot_builder DIR`) on its own:
 what it refuses to write, and how it says so."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.server import checkpoint, snapshot_builder
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability import checkpoint, snapshot_builder
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.segments import list_segments
 
@@ -46,7 +46,7 @@ def logged(directory: Path, jobs: int) -> dict[int, int]:
 
 def run_builder(directory: Path, stdin: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "beanpod.server.snapshot_builder", str(directory)],
+        [sys.executable, "-m", "beanpod.durability.snapshot_builder", str(directory)],
         input=stdin, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -93,7 +93,7 @@ def test_it_gives_up_before_the_rename_when_told_to(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "stdin", "status", "said"), [
-    ([], "", 2, "usage: python -m beanpod.server.snapshot_builder DIR"),
+    ([], "", 2, "usage: python -m beanpod.durability.snapshot_builder DIR"),
     (["DIR"], "", 1, "ValueError: no segment to cover"),
     (["DIR"], "3\n", 1, "ValueError: not enough values to unpack"),
 ])  # fmt: skip
@@ -101,7 +101,7 @@ def test_bad_invocations_exit_non_zero_saying_why(
     tmp_path: Path, argv: list[str], stdin: str, status: int, said: str
 ) -> None:
     got = subprocess.run(
-        [sys.executable, "-m", "beanpod.server.snapshot_builder",
+        [sys.executable, "-m", "beanpod.durability.snapshot_builder",
          *[str(tmp_path) if a == "DIR" else a for a in argv]],
         input=stdin, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -132,7 +132,7 @@ def test_the_memory_cgroup_bounds_what_a_builder_may_take(
 
 
 def test_the_builder_is_the_out_of_memory_killers_first_choice(tmp_path: Path) -> None:
-    script = ("from beanpod.server import snapshot_builder as b; b.lower_priority(); "
+    script = ("from beanpod.durability import snapshot_builder as b; b.lower_priority(); "
               "print(open('/proc/self/oom_score_adj').read())")  # fmt: skip
     got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=True)  # fmt: skip

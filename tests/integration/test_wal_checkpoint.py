@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.qless import Qless
 from beanpod.core.qless.api import call
 from beanpod.core.workq import Workq
-from beanpod.server import checkpoint
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability import checkpoint
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from tests.integration.test_wal_snapshot import image
 from tests.support.servers import SubprocessServer

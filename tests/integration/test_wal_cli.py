@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from beanpod.cli import main
 from beanpod.core.engine import Engine
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability.wal import Durability, WalSettings
 from tests.support.servers import SubprocessServer
 
 FIXTURES = Path(__file__).parents[1] / "data" / "wal"

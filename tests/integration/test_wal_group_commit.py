@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from beanpod.core.engine import Engine
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability.wal import Durability, WalSettings
 from tests.support.faultio import FaultIO
 
 
@@ -52,3 +52,30 @@ def test_one_fsync_for_every_connection_of_a_turn_and_replies_after_it(tmp_path:
     assert fsyncs == 1
     for i, session in enumerate(sessions, start=1):
         assert session.transport.out == [(b"INSERTED %d\r\n" % i, 1)]
+
+
+async def settle_a_put(wal_dir: Path) -> tuple[int, int, list[tuple[bytes, int]]]:
+    """A put, a held reply and a `settled()` future in one turn: (fsyncs finished when the
+    future was done, fsyncs before the put, the held reply as it left)."""
+    engine, io = Engine(), FaultIO()
+    wal = Durability(engine, WalSettings(wal_dir, fsync_ms=0), io)
+    wal.open(1000)
+    before = io.fsyncs
+    conn = engine.connect()
+    job = engine.put(conn, conn.use, 0, 0, 60_000, b"body", 1000)
+    session = Session(io)
+    wal.hold(session, b"INSERTED %d\r\n" % job.id)  # type: ignore[arg-type]
+    settled = wal.settled()
+    assert not settled.done()  # nothing is written before the turn ends
+    await settled
+    at_settle = io.fsyncs
+    await wal.aclose()
+    return at_settle, before, session.transport.out
+
+
+def test_a_settled_future_is_done_with_the_replies_held_before_it(tmp_path: Path) -> None:
+    """The HTTP admin path's wait: done after the fsync that covers the put, as the
+    connection's held reply is, and not before."""
+    at_settle, before, out = asyncio.run(settle_a_put(tmp_path / "wal"))
+    assert at_settle == before + 1
+    assert out == [(b"INSERTED 1\r\n", before + 1)]

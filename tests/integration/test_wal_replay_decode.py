@@ -10,8 +10,8 @@ import pytest
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import READY, Job, move
-from beanpod.core.records import encode_delete, encode_next_id, encode_put
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability.records import encode_delete, encode_next_id, encode_put
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage.framing import HEADER_SIZE, encode_header, frame
 from beanpod.storage.recovery import CorruptLog
 

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.server import replay
+from beanpod.durability import progress as replay
+from beanpod.durability.progress import ReplayProgress
+from beanpod.durability.replay import REPLAY_STEP
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.server.app import App
 from beanpod.server.config import ServerConfig
-from beanpod.server.durability import REPLAY_STEP, Durability, WalSettings
-from beanpod.server.replay import ReplayProgress
 
 
 async def fill(directory: Path, jobs: int) -> None:

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
 from beanpod.core.workq import Workq
-from beanpod.server import replay
-from beanpod.server.durability import Durability, WalSettings
+from beanpod.durability import progress as replay
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.recovery import CorruptLog
 from tests.support.servers import SubprocessServer

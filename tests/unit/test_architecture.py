@@ -116,11 +116,11 @@ def test_the_extensions_import_at_module_level_only(extension: str) -> None:
 
 def test_wal_room_is_asked_only_through_engine_refuses() -> None:
     """journal.room() is called by Engine.refuses and, inlined, by the beanstalkd put
-    handler; storage/ and server/durability.py ask their own writer."""
+    handler; storage/ and durability/ ask their own writer."""
     allowed = {CORE / "engine.py", PACKAGE / "protocols" / "beanstalkd" / "handlers.py"}
     callers = set()
     for path in _python_files(PACKAGE):
-        if path.is_relative_to(PACKAGE / "storage") or path.name == "durability.py":
+        if path.is_relative_to(PACKAGE / "storage") or path.is_relative_to(PACKAGE / "durability"):
             continue
         for node in ast.walk(_tree(path)):
             func = node.func if isinstance(node, ast.Call) else None
@@ -134,7 +134,7 @@ def test_job_state_is_assigned_only_by_move() -> None:
     and in fold_logged_state() and restored_job(), the write-ahead-log replay's unchecked
     fold (the job is then placed by a checked move inside `restarting()`), once each."""
     found = []
-    for layer in ("core", "protocols", "server", "cli", "web", "testing"):
+    for layer in ("core", "durability", "protocols", "server", "cli", "web", "testing"):
         for path in _python_files(PACKAGE / layer):
             found += [f"{_where(path)}:{line}" for line in _state_assignments(_tree(path))]
     lines = _assignment_lines("move", "fold_logged_state", "restored_job")

@@ -226,7 +226,7 @@ def _fail(exc: Exception, exit_code: int) -> None:
 def _wal_exit_code(exc: Exception) -> int | None:
     """The exit status of a WAL failure, or None. The WAL's modules are imported only
     here: an in-memory server never loads them."""
-    from beanpod.core.restore import RestoreError
+    from beanpod.durability.restore import RestoreError
     from beanpod.storage.recovery import CorruptLog
     from beanpod.storage.segments import WalLocked
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from beanpod.core import ext_codecs  # every extension's decoder, as `serve` registers them
-from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
-from beanpod.core.records import Record, RecordError, decode
-from beanpod.core.restore import RestoreError, Restorer
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.records import Record, RecordError, decode
+from beanpod.durability.restore import RestoreError, Restorer
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.recovery import LogReader, salvage
 

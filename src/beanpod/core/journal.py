@@ -9,6 +9,8 @@ if TYPE_CHECKING:
     from beanpod.core.job import Job
     from beanpod.core.tube import Tube
 
+MAX_STATE_KEY = 0xFFFF  # bytes of a named state's key (UTF-8): the log's record limit
+
 
 class Journal(Protocol):
     """Receives every durable mutation, in order."""

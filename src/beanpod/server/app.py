@@ -9,9 +9,11 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
+from beanpod.durability.progress import ReplayProgress
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.server import early_listen
 from beanpod.server.background import off_the_loop
@@ -25,7 +27,6 @@ from beanpod.server.gc_policy import tune_gc
 from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
 from beanpod.server.memory_trim import MemoryTrimmer
-from beanpod.server.replay import ReplayProgress
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
     EXIT_WAL_DIR,
@@ -39,9 +40,9 @@ from beanpod.web.context import Readiness
 if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
     from beanpod.core.qless import Qless
     from beanpod.core.workq import Workq
+    from beanpod.durability.log import DurableLog
     from beanpod.events.writer import EventWriter
     from beanpod.protocols.workq.context import Dialect as WorkqDialect
-    from beanpod.server.durability import Durability
     from beanpod.server.extensions import Extensions
     from beanpod.server.workq_session import WorkqSession
     from beanpod.storage.segments import FileIO
@@ -78,7 +79,7 @@ class App:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
-        self.wal: Durability | None = None  # the write-ahead log, with -b DIR
+        self.wal: DurableLog | None = None  # the write-ahead log, with -b DIR
         self.replay = ReplayProgress()  # start-up replay of the log, while it runs
         self.readiness.progress = self._replayed  # /readyz shows it
         self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
@@ -284,11 +285,15 @@ class App:
         directory = self.config.binlog_dir
         if directory is not None and self.wal is None:
             check_writable_dir(directory, "WAL directory", EXIT_WAL_DIR)
-            from beanpod.server.durability import open_wal
+            from beanpod.durability.wal import WalSettings, open_wal
 
+            config = self.config
+            fsync_ms = None if config.no_fsync else config.fsync_ms
+            settings = WalSettings(Path(directory), fsync_ms, config.segment_size,
+                                   checkpoint_floor=config.checkpoint_floor)  # fmt: skip
             try:
-                self.wal = await open_wal(self.engine, self.config, self.clock.now(),
-                                          self.wal_io, self.replay)  # fmt: skip
+                self.wal = await open_wal(self.engine, settings, self.clock.now(), self.wal_io,
+                                          self.replay)  # fmt: skip
             except OSError as exc:
                 raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
                                    EXIT_WAL_DIR) from exc  # fmt: skip
@@ -318,7 +323,7 @@ class App:
         if self.http is not None:
             await self.http.stop()
         if self.wal is not None:  # flush and fsync; held replies go out first
-            from beanpod.server.durability import close_wal
+            from beanpod.durability.wal import close_wal
 
             await close_wal(self.wal, self.sessions)
         for session in list(self.sessions):

@@ -7,6 +7,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from beanpod.durability.log import Commits
     from beanpod.server.app import App
 
 
@@ -22,7 +23,8 @@ class BatchSession(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parked = False  # a blocking command waits; later commands wait behind it
         self.closed = False
-        self.held = 0  # replies waiting for the WAL's group commit (server/commit.py)
+        self.held = 0  # replies waiting for the WAL's group commit (durability/commit.py)
+        self.commits: Commits | None = app.wal  # the write-ahead log, with -b DIR
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
@@ -83,7 +85,7 @@ class BatchSession(asyncio.Protocol):
             return
         if not self.parser.buffered:
             self._send(reply)
-        elif self.app.wal is None:  # commands wait behind it: one write for all their replies
+        elif self.commits is None:  # commands wait behind it: one write for all their replies
             self.early = reply
             asyncio.get_running_loop().call_soon(self._resume)
         else:  # with the WAL, replies keep their own commit order
@@ -98,16 +100,16 @@ class BatchSession(asyncio.Protocol):
 
     def _send(self, data: bytes) -> None:
         """Write now, unless earlier replies are still held for the WAL (keep order)."""
-        wal = self.app.wal
-        if self.held and wal is not None:
-            wal.commit.hold(self, data)
+        commits = self.commits
+        if self.held and commits is not None:
+            commits.hold(self, data)
         elif self.transport is not None:
             self.transport.write(data)
 
     def _mark(self) -> int:
         """Where the WAL stood before a batch (to tell whether the batch wrote records)."""
-        wal = self.app.wal
-        return 0 if wal is None else wal.appended
+        commits = self.commits
+        return 0 if commits is None else commits.appended
 
     def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
         """Write a batch's replies at once; with the WAL on, after its records are written
@@ -117,9 +119,9 @@ class BatchSession(asyncio.Protocol):
         if self.early is not None:  # a parked command answered since the last batch
             out.insert(0, self.early)
             self.early = None
-        wal = self.app.wal
-        if wal is not None and (self.held or wal.appended != mark) and (out or close):
-            wal.commit.hold(self, b"".join(out), close)
+        commits = self.commits
+        if commits is not None and (self.held or commits.appended != mark) and (out or close):
+            commits.hold(self, b"".join(out), close)
             return
         transport = self.transport
         assert transport is not None

@@ -10,7 +10,6 @@ from beanpod.core.timings import JobTimings
 from beanpod.server.background import off_the_loop
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
 from beanpod.server.web_facts import AppFacts
-from beanpod.server.web_settle import settle
 from beanpod.web.address import is_loopback
 from beanpod.web.context import WebContext, WebSettings
 
@@ -34,6 +33,16 @@ def read_token(path: str | None) -> str | None:
     if not token:
         raise StartupError(f"cannot use the HTTP token file {path}", "it is empty", EXIT_USAGE)
     return token
+
+
+async def settle(app: App) -> None:
+    """How an HTTP action is acknowledged like a protocol command: after engine work the
+    ticker is rearmed and the turn's events flushed (`App.rearm`), and the answer waits,
+    as a held protocol reply does, until the write-ahead log holds the turn's records
+    (and, with `-f 0`, has fsynced them)."""
+    app.rearm()
+    if app.wal is not None:
+        await app.wal.settled()
 
 
 def web_settings(app: App) -> WebSettings | None:

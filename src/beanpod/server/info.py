@@ -12,8 +12,8 @@ from beanpod import __version__
 from beanpod.core.job import Job
 
 if TYPE_CHECKING:
+    from beanpod.durability.log import DurableLog
     from beanpod.events.writer import EventWriter
-    from beanpod.server.durability import Durability
 
 
 class ProcessInfo:
@@ -26,7 +26,7 @@ class ProcessInfo:
         self.os_name = uname.version
         self.platform = uname.machine or platform.machine()
         self._started_at = started_at
-        self.wal: Durability | None = None  # set when the server runs with -b DIR
+        self.wal: DurableLog | None = None  # set when the server runs with -b DIR
         self.binlog_max_size = 10485760  # -s, shown even without -b (as beanstalkd)
         self.events: EventWriter | None = None  # set when the server runs with --events
         self.edge_stats: Callable[[], list[tuple[bytes, int]]] = list  # server/edge/front.py

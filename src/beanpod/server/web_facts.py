@@ -72,9 +72,9 @@ class AppFacts:
         wal = self.app.wal
         if wal is None:
             return None
-        writer, times = wal.writer, wal.commit.syncer.times
+        m = wal.metrics()
         return WalStats(
-            segments=len(writer.segments), size_bytes=writer.disk_bytes(),
-            written_bytes=writer.bytes_appended, records_written=writer.records_written,
-            fsync=HistogramSnapshot(times.BOUNDS, list(times.buckets), times.sum),
+            segments=m.segments, size_bytes=m.size_bytes, written_bytes=m.written_bytes,
+            records_written=m.records_written,
+            fsync=HistogramSnapshot(m.sync_bounds, m.sync_buckets, m.sync_sum),
         )  # fmt: skip

@@ -8,7 +8,7 @@ segments, so dropping a prefix of the log never changes what replay rebuilds.
 Policy: when the log's disk use exceeds twice the live bytes plus a few segments, live
 items of the oldest segment are rewritten forward ("migrated") into the current segment,
 a bounded number of bytes per flush (buried jobs move with the rest of their tube's
-buried list, see server/durability.py), until it pins nothing and can be dropped. Disk use
+buried list, see durability/compactor.py), until it pins nothing and can be dropped. Disk use
 therefore stays near `2 * live + 3 * segment size` under any churn.
 """
 

@@ -5,7 +5,7 @@ written at a clean shutdown so the next start-up need not replay those segments.
     header  = "BPODSNP\\n" version:u16 flags:u16 segments:u32 region_len:u64
               crc32(table + payload):u32 crc32(the header's first 28 bytes):u32     32 bytes
     table   = (index:u32 end:u64) * segments      the segments covered, each up to `end`
-    payload = opaque bytes (core/snapshot.py lays them out)
+    payload = opaque bytes (durability/snapshot.py lays them out)
 
 Little-endian. The log stays complete without it: a snapshot only lets start-up skip the
 segments it covers, so a missing, damaged or outdated one costs a full replay, never a

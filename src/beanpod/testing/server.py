@@ -158,7 +158,7 @@ class BeanpodServer(assertions.Assertions, Endpoint):
         """Close the app's connections (their reserved jobs go back) and its WAL; its
         timer is cancelled (a real clock's would keep the old app alive)."""
         if app.wal is not None:
-            from beanpod.server.durability import close_wal  # loaded with the WAL
+            from beanpod.durability.wal import close_wal  # loaded with the WAL
 
             await close_wal(app.wal, app.sessions)
         await _close_sessions(app)

@@ -16,7 +16,7 @@ import struct
 from pathlib import Path
 
 from beanpod.core.engine import Engine
-from beanpod.core.records import (
+from beanpod.durability.records import (
     encode_delete,
     encode_next_id,
     encode_pause,

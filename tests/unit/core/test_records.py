@@ -5,7 +5,7 @@ from typing import ClassVar
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.records import (
+from beanpod.durability.records import (
     DeleteRecord,
     NextIdRecord,
     PauseRecord,

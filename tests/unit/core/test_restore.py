@@ -9,7 +9,7 @@ import pytest
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import EXT_DECODERS, JobState
-from beanpod.core.records import (
+from beanpod.durability.records import (
     decode,
     encode_delete,
     encode_next_id,
@@ -18,7 +18,7 @@ from beanpod.core.records import (
     encode_state,
     encode_update,
 )
-from beanpod.core.restore import RestoreError, restore
+from beanpod.durability.restore import RestoreError, restore
 
 T0 = 1_800_000_000_000
 

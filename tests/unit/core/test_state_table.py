@@ -26,9 +26,9 @@ from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState
 from beanpod.core.qless import Qless, QlessError
 from beanpod.core.qless.api import call
 from beanpod.core.qless.names import worker_of
-from beanpod.core.records import NextIdRecord, Record, StateRecord, decode, encode_put
-from beanpod.core.restore import restore
 from beanpod.core.workq import Workq, WorkqError
+from beanpod.durability.records import NextIdRecord, Record, StateRecord, decode, encode_put
+from beanpod.durability.restore import restore
 from beanpod.server import app
 
 Pair = tuple[JobState | None, JobState | None, bool]  # old, new (None: removed), restarting

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from beanpod.core.records import decode, encode_next_id
+from beanpod.durability.records import decode, encode_next_id
 from beanpod.storage.framing import encode_header, frame
 from beanpod.storage.recovery import CorruptLog, LogReader, salvage
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import Job, JobState
+from beanpod.core.journal import MAX_STATE_KEY
 from beanpod.core.qless import cancel, channels, locks, moves, restore
 from beanpod.core.qless.channels import Channels
 from beanpod.core.qless.config import Config
@@ -38,7 +39,6 @@ from beanpod.core.qless.queue_info import QueueInfo
 from beanpod.core.qless.stats import Stats
 from beanpod.core.qless.throttles import Throttle
 from beanpod.core.qless.timeline import Timeline
-from beanpod.core.records import MAX_STATE_KEY
 from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:

@@ -35,9 +35,9 @@ from typing import Any, Protocol, TypeAlias, TypeVar, cast
 from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
 from beanpod.core.pqueue import ready_keys
-from beanpod.core.records import PauseRecord, RecordError
-from beanpod.core.restore import Restorer
 from beanpod.core.tube import Tube
+from beanpod.durability.records import PauseRecord, RecordError
+from beanpod.durability.restore import Restorer
 
 _HEAD = struct.Struct("<QIQIIQQ")
 _LEN16 = struct.Struct("<H")

@@ -1,6 +1,6 @@
 """A checkpoint's snapshot, built from the log by a separate process.
 
-`python -m beanpod.server.snapshot_builder DIR` reads what it covers from stdin (one
+`python -m beanpod.durability.snapshot_builder DIR` reads what it covers from stdin (one
 `segment end` pair a line: the segments the server sealed at P), folds the directory's
 snapshot (when it still matches the log) and the covered segments after it, exactly as
 start-up would, and writes DIR/snapshot covering them. It prints `jobs size` and exits 0;
@@ -23,11 +23,11 @@ from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TypeVar
 
-from beanpod.core import snapshot as snapshot_payload
 from beanpod.core.engine import Engine
-from beanpod.core.restore import Restorer
-from beanpod.server.durability import load_snapshot, replay_segments
-from beanpod.server.replay import ReplayProgress
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.progress import ReplayProgress
+from beanpod.durability.replay import load_snapshot, replay_segments
+from beanpod.durability.restore import Restorer
 from beanpod.storage import snapshot as snapshot_file
 from beanpod.storage.framing import FRAME_SIZE
 from beanpod.storage.recovery import CorruptLog, LogReader
@@ -119,7 +119,7 @@ def parse_covered(text: str) -> dict[int, int]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m beanpod.server.snapshot_builder DIR < covered", file=sys.stderr)
+        print("usage: python -m beanpod.durability.snapshot_builder DIR < covered", file=sys.stderr)
         return 2
     parent = os.getppid()
     lower_priority()

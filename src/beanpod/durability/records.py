@@ -47,7 +47,6 @@ DELETE_SIZE = _DELETE.size
 UPDATE_SIZE = _UPDATE.size  # plus the extension's bytes
 PUT_OVERHEAD = _PUT.size  # plus tube name, extension and body
 STATE_OVERHEAD = _STATE.size  # plus key and value
-MAX_STATE_KEY = 0xFFFF  # bytes of a state key (UTF-8)
 
 
 class RecordError(Exception):

@@ -30,7 +30,9 @@ from beanpod.core.job import (
     restored_job,
 )
 from beanpod.core.pqueue import ready_key
-from beanpod.core.records import (
+from beanpod.core.timers import PAUSE_END
+from beanpod.core.tube import Tube
+from beanpod.durability.records import (
     DELETE,
     DELETE_FIXED,
     PUT,
@@ -46,8 +48,6 @@ from beanpod.core.records import (
     UpdateRecord,
     decode,
 )
-from beanpod.core.timers import PAUSE_END
-from beanpod.core.tube import Tube
 
 _STATES = tuple(JobState)
 _STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")

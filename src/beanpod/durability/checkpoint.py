@@ -2,7 +2,7 @@
 restart after a crash loads it and replays only the segments written after it.
 
 The server seals the log at P (the next record starts a new segment) and spawns
-server/snapshot_builder.py, which folds the directory's snapshot and the segments up to P
+durability/snapshot_builder.py, which folds the directory's snapshot and the segments up to P
 from the files, as start-up would, and writes the snapshot of the log's state at P
 (docs/wal.md "Checkpoint"). Serving pays for the seal and the spawn only: the fold and
 the encoding run in that process, on CPU time nothing else wants (SCHED_IDLE). Records
@@ -24,7 +24,7 @@ from beanpod.storage.wal import WalWriter
 
 log = logging.getLogger("beanpod.wal")
 
-BUILDER = "beanpod.server.snapshot_builder"
+BUILDER = "beanpod.durability.snapshot_builder"
 # A checkpoint once the log since the last snapshot exceeds 1/TAIL_SHARE of the live
 # bytes (and the floor): a crash restart while writing replays at most about that on top
 # of the snapshot (a record replays in ~2.5x the time a job loads), and checkpoints cost
@@ -94,7 +94,7 @@ class Checkpoint:
 
 class Checkpoints:
     """When to start a checkpoint, and the one being built. The log's owner
-    (server/durability.py) asks after each flush that wrote (`after_write`); `watch_idle`
+    (durability/wal.py) asks after each flush that wrote (`after_write`); `watch_idle`
     asks every IDLE_S."""
 
     def __init__(

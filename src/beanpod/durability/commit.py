@@ -6,7 +6,8 @@ them. The flush (scheduled with call_soon when the first record of a turn is app
 writes all records at once; then held replies go out, or, with `-f 0`, wait for the
 next fsync to finish in the worker thread. Anything a session sends later queues behind
 its held replies, so each connection still sees its replies in order. Batches without
-records are never delayed.
+records are never delayed. A caller with no connection to answer (an HTTP action) awaits
+`settled()` instead: a future released with the replies held at that point.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from functools import partial
-from typing import Protocol
 
+from beanpod.durability.log import Holder
 from beanpod.storage.syncer import SyncThread
 from beanpod.storage.wal import SyncJob, WalWriter
 
@@ -27,15 +28,8 @@ log = logging.getLogger("beanpod.wal")
 RETRY_SECONDS = 0.1  # how soon a failed write or fsync is tried again
 
 
-class Holder(Protocol):
-    """A session whose replies can be held: `held` counts its replies waiting here."""
-
-    held: int
-    closed: bool
-    transport: asyncio.Transport | None
-
-
-Held = tuple[Holder, bytes, bool]  # session, reply bytes, close after writing
+# session, reply bytes, close after writing; or a `settled()` future, b"", False
+Held = tuple[Holder | asyncio.Future[None], bytes, bool]
 
 
 class GroupCommit:
@@ -72,6 +66,15 @@ class GroupCommit:
         self.waiting_write.append((session, data, close))
         if not self.scheduled:
             self.schedule()
+
+    def settled(self) -> asyncio.Future[None]:
+        """A future done once what was appended so far is as durable as a held reply
+        (for callers that answer no connection: an HTTP action waits on it)."""
+        future: asyncio.Future[None] = self.loop.create_future()
+        self.waiting_write.append((future, b"", False))
+        if not self.scheduled:
+            self.schedule()
+        return future
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -203,6 +206,10 @@ class GroupCommit:
 
 def _release(batch: list[Held]) -> None:
     for session, data, close in batch:
+        if isinstance(session, asyncio.Future):  # settled(): nothing to write
+            if not session.done():  # (its waiter may have been cancelled)
+                session.set_result(None)
+            continue
         session.held -= 1
         transport = session.transport
         if transport is None or session.closed:
