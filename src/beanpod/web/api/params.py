@@ -135,4 +135,4 @@ def _exclude(raw: Any) -> bool:
     """exclude=qless: leave qless jobs out (its failed jobs are buried too)."""
     if raw not in (None, "", "qless"):
         raise ApiError(400, f"exclude must be qless, not {raw!r}")
-    return raw == "qless"
+    return bool(raw == "qless")
