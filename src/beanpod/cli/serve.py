@@ -143,7 +143,8 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     "--http-token",
     "http_token",
     type=click.Path(dir_okay=False),
-    help="File holding the HTTP access token; every HTTP request must then carry it "
+    help="File holding the HTTP access token; every HTTP request but the /healthz and "
+    "/readyz probes (which then tell only up/ready) must carry it "
     "(required with a non-loopback --http).",
 )
 @click.option(
