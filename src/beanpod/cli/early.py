@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from beanpod.server.early_listen import bindable, listen_early
+from beanpod.server.early_listen import bindable, hold_drain_signal, listen_early
 
 # serve's flags that take a value, and those that take none; any other flag: no guess.
 VALUED = frozenset(
@@ -27,6 +27,8 @@ def listen_now(argv: list[str]) -> None:
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
+    if argv[1:2] == ["serve"]:
+        hold_drain_signal()
     targets = listen_targets(argv[1:])
     for role, (address, port) in targets.items():
         listen_early(role, address, port)

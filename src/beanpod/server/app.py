@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
 from beanpod.protocols.beanstalkd.context import Dialect
+from beanpod.server import early_listen
 from beanpod.server.background import off_the_loop
 from beanpod.server.beanstalkd_session import BeanstalkdSession
 from beanpod.server.clock import Clock, ManualClock, make_clock
@@ -242,6 +243,8 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+        if early_listen.drain_was_asked():  # while `beanpod serve` was starting
+            self.drain()
         if self.edge.tls is not None:
             loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 

@@ -12,12 +12,30 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import stat
+from types import FrameType
 
 BACKLOG = 1024  # as the server's own listeners
 # role ("beanstalkd", "Workq", "HTTP") -> ((address, port) asked for, listening socket)
 _opened: dict[str, tuple[tuple[str, int], socket.socket]] = {}
+_signalled: set[int] = set()  # SIGUSR1 before the server had its own handler
+
+
+def hold_drain_signal() -> None:
+    """Once a port accepts, a supervisor may ask for drain mode (SIGUSR1) at any time: until
+    the server installs its handler, the request is remembered instead of killing it."""
+    signal.signal(signal.SIGUSR1, _remember)
+
+
+def _remember(signum: int, frame: FrameType | None) -> None:
+    _signalled.add(signum)
+
+
+def drain_was_asked() -> bool:
+    """SIGUSR1 came before the server's own handler (the server then drains)."""
+    return signal.SIGUSR1 in _signalled
 
 
 def bind(address: str, port: int) -> socket.socket:

@@ -4,11 +4,11 @@ With a token (`--http-token FILE`, required off loopback) every request carries 
 `Authorization: Bearer TOKEN` header (scripts, Prometheus) or the session cookie the
 `/login` form sets (browsers). The probes (`GET /healthz`, `GET /readyz`) answer without
 it, as a container's HEALTHCHECK or a Kubernetes probe sends none, and then say only
-whether the server is up and ready (web/health.py). Mutating requests (POST, PUT, PATCH, DELETE) must not come
-from another site: a cross-site `Origin` or `Sec-Fetch-Site` is refused, and a request
-authenticated by cookie must echo the CSRF token (cookie `beanpod_csrf`) in the
-`X-CSRF-Token` header. Without a token (loopback only) the Host header must name a
-loopback host, so a DNS-rebinding page cannot reach the server."""
+whether the server is up and ready (web/health.py). Mutating requests (POST, PUT, PATCH,
+DELETE) must not come from another site: a cross-site `Origin` or `Sec-Fetch-Site` is
+refused, and a request authenticated by cookie must echo the CSRF token (cookie
+`beanpod_csrf`) in the `X-CSRF-Token` header. Without a token (loopback only) the Host
+header must name a loopback host, so a DNS-rebinding page cannot reach the server."""
 
 from __future__ import annotations
 
