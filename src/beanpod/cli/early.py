@@ -23,32 +23,42 @@ KEPT = {"-l": "--listen", "--listen": "--listen", "-p": "--port", "--port": "--p
 
 
 def listen_now(argv: list[str]) -> None:
-    """When this process is `beanpod serve ...`: open its ports now."""
+    """When this process is `beanpod serve ...`: open its ports now, beanstalkd's first
+    (the others' settings take a few imports to read)."""
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
+    target = beanstalkd_target(argv[1:])
+    if target is not None:
+        listen_early("beanstalkd", *target)
     if argv[1:2] == ["serve"]:
         hold_drain_signal()
-    targets = listen_targets(argv[1:])
-    for role, (address, port) in targets.items():
-        listen_early(role, address, port)
+    if target is not None:
+        for role, (address, port) in _extras(argv[2:], *target).items():
+            listen_early(role, address, port)
 
 
 def listen_targets(argv: list[str]) -> dict[str, tuple[str, int]]:
     """(address, port) of each listener `beanpod serve ARGS` will open, by role; the
     beanstalkd one or none at all (when unsure)."""
+    target = beanstalkd_target(argv)
+    if target is None:
+        return {}
+    return {"beanstalkd": target, **_extras(argv[1:], *target)}
+
+
+def beanstalkd_target(argv: list[str]) -> tuple[str, int] | None:
+    """(address, port) of `beanpod serve ARGS`'s beanstalkd listener; None when unsure."""
     values = _values(argv[1:]) if argv[:1] == ["serve"] else None
     if values is None:
-        return {}
+        return None
     host = _setting(values, "--listen", "127.0.0.1")
     port = _setting(values, "--port", "11300")
     if not port.isdigit() or int(port) > 65535 or not bindable(host):
-        return {}
+        return None
     if host.startswith("unix:") and any(k.startswith("BEANPOD_UNIX_") for k in os.environ):
-        return {}  # its mode and group are set by the server, before anyone may connect
-    found = {"beanstalkd": (host, int(port))}
-    found.update(_extras(values, host, int(port)))
-    return found
+        return None  # its mode and group are set by the server, before anyone may connect
+    return host, int(port)
 
 
 def _setting(values: dict[str, str], flag: str, default: str) -> str:
@@ -57,11 +67,13 @@ def _setting(values: dict[str, str], flag: str, default: str) -> str:
                                            default))  # fmt: skip
 
 
-def _extras(values: dict[str, str], host: str, port: int) -> dict[str, tuple[str, int]]:
-    """The Workq and HTTP listeners, as serve will read them (cli/ports.py, web/address)."""
+def _extras(args: list[str], host: str, port: int) -> dict[str, tuple[str, int]]:
+    """The Workq and HTTP listeners of serve ARGS (already understood), as serve will read
+    them (cli/ports.py, web/address.py)."""
     from beanpod.cli.ports import default_workq_port, parse_workq_port
     from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
+    values = _values(args) or {}
     found = {}
     try:
         workq = parse_workq_port(_setting(values, "--workq-port", str(default_workq_port(port))))

@@ -15,7 +15,10 @@ import os
 import signal
 import socket
 import stat
-from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 BACKLOG = 1024  # as the server's own listeners
 # role ("beanstalkd", "Workq", "HTTP") -> ((address, port) asked for, listening socket)
