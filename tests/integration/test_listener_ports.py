@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.certs import make_certs
 from tests.support.servers import SubprocessServer
 from tests.support.wire_client import RawClient
 
@@ -55,11 +56,13 @@ def put_and_reserve(port: int) -> None:
     client.close()
 
 
-def test_two_servers_started_with_p_alone_both_serve_beanstalkd() -> None:
+@pytest.mark.parametrize("wal", [False, True], ids=["memory", "wal"])
+def test_two_servers_started_with_p_alone_both_serve_beanstalkd(tmp_path: Path, wal: bool) -> None:
     with ExitStack() as stack:
         servers = []
-        for _ in range(2):  # `-p PORT` alone: SubprocessServer's own `-p 0` is overridden
-            server = SubprocessServer(["-p", str(free_port())]).start()
+        for n in range(2):  # `-p PORT` alone: SubprocessServer's own `-p 0` is overridden
+            with_wal = ["-b", str(tmp_path / str(n))] if wal else []  # HTTP opens before replay
+            server = SubprocessServer(["-p", str(free_port()), *with_wal]).start()
             stack.callback(server.stop)
             servers.append(server)
         for server in servers:
@@ -72,11 +75,14 @@ def test_two_servers_started_with_p_alone_both_serve_beanstalkd() -> None:
 
 def test_a_named_port_in_use_is_fatal_and_names_its_flag(tmp_path: Path) -> None:
     config = tmp_path / "beanpod.toml"
+    certs = make_certs(tmp_path)
+    tls = ["--tls-cert", certs.server_cert, "--tls-key", certs.server_key]
     with held_port() as port:
         cases = {
             "-l ADDR / -p PORT": serve("-p", str(port)),
             "--workq-port PORT": serve("-p", "0", "--workq-port", str(port)),
             "--http ADDR:PORT": serve("-p", "0", "--http", f"127.0.0.1:{port}"),
+            "--tls-listen ADDR:PORT": serve("-p", "0", "--tls-listen", f"127.0.0.1:{port}", *tls),
         }
         env = serve("-p", "0", env={"BEANPOD_WORKQ_PORT": str(port)})
         config.write_text(f'http = "127.0.0.1:{port}"\n')
@@ -85,8 +91,8 @@ def test_a_named_port_in_use_is_fatal_and_names_its_flag(tmp_path: Path) -> None
         assert out.returncode == 3, out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0], lines
-        assert lines[0].endswith(f"Address already in use; choose another with {flag}" +
-                                 ("" if flag.startswith("-l") else " (or off)"))  # fmt: skip
+        off = " (or off)" if flag in ("--workq-port PORT", "--http ADDR:PORT") else ""
+        assert lines[0].endswith(f"Address already in use; choose another with {flag}{off}")
     assert env.returncode == 3 and "--workq-port PORT" in env.stderr
     assert from_file.returncode == 3 and "(HTTP)" in from_file.stderr, from_file.stderr
 
@@ -105,6 +111,16 @@ def test_workq_port_0_is_any_free_port_and_off_disables_it() -> None:
     assert not any("Workq" in line for line in server.log)
     bad = serve("--workq-port", "seven")
     assert bad.returncode == 2 and "'seven' is not a port" in bad.stderr
+
+
+def test_config_files_keep_working(tmp_path: Path) -> None:
+    """`workq-port = 0` (once: off) is now a free port; `false` and "off" turn it off."""
+    config = tmp_path / "beanpod.toml"
+    for written, shown in (("0", "0"), ("false", '"off"'), ('"off"', '"off"'), ("9000", "9000")):
+        config.write_text(f"workq-port = {written}\n")
+        out = serve("--config", str(config), "--print-config")
+        assert out.returncode == 0, out.stderr
+        assert f"workq-port = {shown}  # config file" in out.stdout.splitlines()
 
 
 def test_print_config_tells_what_the_soft_defaults_mean() -> None:

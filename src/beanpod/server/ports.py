@@ -54,7 +54,7 @@ class ListenSockets:
         """The role's listening socket. None: not configured, off (see `off`), or a host
         name (it may stand for several addresses: opened by name, as before)."""
         where = self.wanted.get(role)
-        if where is None:
+        if where is None or role in self.off:
             return None
         sock = self.early.pop(role, None)
         if sock is None and early_listen.bindable(where[0]):
