@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from beanpod.server.early_listen import bindable, hold_drain_signal, listen_early
+from beanpod.server.early_listen import bind_early, bindable, hold_drain_signal, listen_all
 
 # serve's flags that take a value, and those that take none; any other flag: no guess.
 VALUED = frozenset(
@@ -23,19 +23,20 @@ KEPT = {"-l": "--listen", "--listen": "--listen", "-p": "--port", "--port": "--p
 
 
 def listen_now(argv: list[str]) -> None:
-    """When this process is `beanpod serve ...`: open its ports now, beanstalkd's first
-    (the others' settings take a few imports to read)."""
+    """When this process is `beanpod serve ...`: open its ports now. beanstalkd's is bound
+    first; all of them accept from one moment (`listen_all`)."""
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
-    target = beanstalkd_target(argv[1:])
-    if target is not None:
-        listen_early("beanstalkd", *target)
     if argv[1:2] == ["serve"]:
         hold_drain_signal()
-    if target is not None:
-        for role, (address, port) in _extras(argv[2:], *target).items():
-            listen_early(role, address, port)
+    target = beanstalkd_target(argv[1:])
+    if target is None:
+        return
+    bind_early("beanstalkd", *target)
+    for role, (address, port) in _extras(argv[2:], *target).items():
+        bind_early(role, address, port)
+    listen_all()
 
 
 def listen_targets(argv: list[str]) -> dict[str, tuple[str, int]]:

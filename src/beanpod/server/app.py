@@ -208,11 +208,11 @@ class App:
             self._install_signals(loop)
         ports = ListenSockets(self.config)
         if http_settings is not None and self.config.binlog_dir is not None:
-            self.http = await start_http(self, http_settings, ports, ports.take("HTTP"))
+            self.http = await start_http(self, http_settings, ports, ports.take("HTTP")["HTTP"])
         await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
         roles = ("beanstalkd", "Workq") if self.http else ("beanstalkd", "Workq", "HTTP")
-        sockets = {role: ports.take(role) for role in roles}  # together: see above
+        sockets = {"HTTP": None, **ports.take(*roles)}  # together: see above
         server = await ports.serve("beanstalkd", lambda: BeanstalkdSession(self),
                                    sockets["beanstalkd"])  # fmt: skip
         assert server is not None  # never a default port that gives way

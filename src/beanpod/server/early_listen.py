@@ -41,9 +41,9 @@ def drain_was_asked() -> bool:
     return signal.SIGUSR1 in _signalled
 
 
-def bind(address: str, port: int) -> socket.socket:
-    """A socket listening on address:port (a literal IP address, or unix:/path); OSError
-    when it cannot be had."""
+def bind(address: str, port: int, listen: bool = True) -> socket.socket:
+    """A socket bound to address:port (a literal IP address, or unix:/path), listening
+    unless told not to yet; OSError when it cannot be had."""
     path = address[5:] if address.startswith("unix:") else None
     family = socket.AF_UNIX if path else socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -56,20 +56,32 @@ def bind(address: str, port: int) -> socket.socket:
         else:
             _remove_stale_socket(path)
             sock.bind(path)
-        sock.listen(BACKLOG)
+        if listen:
+            sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
     return sock
 
 
-def listen_early(role: str, address: str, port: int) -> None:
-    """Bind and listen now; on any failure do nothing, so the server's own attempt
-    reports the error (or, for a default port, gives way) as usual."""
+def bind_early(role: str, address: str, port: int) -> None:
+    """Bind now (`listen_all` then listens); on any failure do nothing, so the server's
+    own attempt reports the error (or, for a default port, gives way) as usual."""
     try:
-        _opened[role] = ((address, port), bind(address, port))
+        _opened[role] = ((address, port), bind(address, port, listen=False))
     except OSError:
         return
+
+
+def listen_all() -> None:
+    """Listen on every socket bound early, the first bound (beanstalkd's) last: once it
+    accepts, so do all the others."""
+    for role, (_where, sock) in reversed(list(_opened.items())):
+        try:
+            sock.listen(BACKLOG)
+        except OSError:
+            del _opened[role]
+            sock.close()
 
 
 def bindable(address: str) -> bool:

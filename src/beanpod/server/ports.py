@@ -50,9 +50,23 @@ class ListenSockets:
         self.early = early_listen.claim(self.wanted)  # before binding anything here
         self.off: set[str] = set()  # default ports found taken: those listeners stay off
 
-    def take(self, role: str) -> socket.socket | None:
-        """The role's listening socket. None: not configured, off (see `off`), or a host
+    def take(self, *roles: str) -> dict[str, socket.socket | None]:
+        """The roles' listening sockets, accepting from one moment: each is bound, then
+        all listen, the first role last. None: not configured, off (see `off`), or a host
         name (it may stand for several addresses: opened by name, as before)."""
+        sockets = {role: self._bound(role) for role in roles}
+        for role, sock in reversed(sockets.items()):
+            if sock is None:
+                continue
+            try:
+                sock.listen(BACKLOG)  # again, for an early one: harmless
+            except OSError as exc:
+                sock.close()
+                sockets[role] = None
+                self.refused(role, self.wanted[role], exc)
+        return sockets
+
+    def _bound(self, role: str) -> socket.socket | None:
         where = self.wanted.get(role)
         if where is None or role in self.off:
             return None
@@ -60,7 +74,7 @@ class ListenSockets:
         if sock is None and early_listen.bindable(where[0]):
             try:
                 with private_umask(self.config.edge):  # a UNIX socket: private until chmod
-                    sock = early_listen.bind(*where)
+                    sock = early_listen.bind(*where, listen=False)
             except OSError as exc:
                 self.refused(role, where, exc)
                 return None

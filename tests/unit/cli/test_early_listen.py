@@ -85,9 +85,10 @@ def test_environment_supplies_the_address(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_server_claims_its_sockets_and_others_are_closed() -> None:
-    early_listen.listen_early("beanstalkd", "127.0.0.1", 0)
-    early_listen.listen_early("Workq", "127.0.0.1", 0)
-    early_listen.listen_early("HTTP", "127.0.0.2", 0)
+    early_listen.bind_early("beanstalkd", "127.0.0.1", 0)
+    early_listen.bind_early("Workq", "127.0.0.1", 0)
+    early_listen.bind_early("HTTP", "127.0.0.2", 0)
+    early_listen.listen_all()
     claimed = early_listen.claim({"beanstalkd": ("127.0.0.1", 0), "Workq": ("127.0.0.1", 0),
                                   "HTTP": ("127.0.0.2", 80)})  # fmt: skip
     assert set(claimed) == {"beanstalkd", "Workq"}  # HTTP's address differs: closed
@@ -100,7 +101,8 @@ def test_the_server_claims_its_sockets_and_others_are_closed() -> None:
 def test_a_unix_socket_replaces_a_stale_one(tmp_path: Path) -> None:
     path = str(tmp_path / "b.sock")
     for _ in range(2):  # the second finds the first's file
-        early_listen.listen_early("beanstalkd", "unix:" + path, 11300)
+        early_listen.bind_early("beanstalkd", "unix:" + path, 11300)
+        early_listen.listen_all()
         claimed = early_listen.claim({"beanstalkd": ("unix:" + path, 11300)})["beanstalkd"]
         with claimed, socket.socket(socket.AF_UNIX) as client:
             client.connect(path)
