@@ -24,19 +24,19 @@ KEPT = {"-l": "--listen", "--listen": "--listen", "-p": "--port", "--port": "--p
 
 def listen_now(argv: list[str]) -> None:
     """When this process is `beanpod serve ...`: open its ports now. beanstalkd's is bound
-    first; all of them accept from one moment (`listen_all`)."""
+    first; all of them accept from one moment (`listen_all`). Then SIGUSR1 is held (its
+    `signal` import would delay the first accept by ~0.5 ms)."""
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
+    target = beanstalkd_target(argv[1:])
+    if target is not None:
+        bind_early("beanstalkd", *target)
+        for role, (address, port) in _extras(argv[2:], *target).items():
+            bind_early(role, address, port)
+        listen_all()
     if argv[1:2] == ["serve"]:
         hold_drain_signal()
-    target = beanstalkd_target(argv[1:])
-    if target is None:
-        return
-    bind_early("beanstalkd", *target)
-    for role, (address, port) in _extras(argv[2:], *target).items():
-        bind_early(role, address, port)
-    listen_all()
 
 
 def listen_targets(argv: list[str]) -> dict[str, tuple[str, int]]:

@@ -15,10 +15,7 @@ import os
 import signal
 import socket
 import stat
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from types import FrameType
+from types import FrameType  # `types` is loaded already; `typing` would cost ~5 ms here
 
 BACKLOG = 1024  # as the server's own listeners
 # role ("beanstalkd", "Workq", "HTTP") -> ((address, port) asked for, listening socket)
