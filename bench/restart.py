@@ -50,7 +50,7 @@ class Figures:
 
 def beanpod_argv(port: int, wal: Path) -> list[str]:
     return [sys.executable, "-m", "beanpod", "serve", "-l", "127.0.0.1", "-p", str(port),
-            "--workq-port", "0", "-b", str(wal), *EXTRA]  # fmt: skip
+            "--workq-port", "off", "-b", str(wal), *EXTRA]  # fmt: skip
 
 
 EXTRA: list[str] = []  # more `beanpod serve` flags (--checkpoint-floor)

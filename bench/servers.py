@@ -46,7 +46,7 @@ class ServerKind:
         pythonpath = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
         # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
         # port would also clash with any other beanpod on the machine).
-        argv = (python, "-m", "beanpod", "serve", "--workq-port", "0")
+        argv = (python, "-m", "beanpod", "serve", "--workq-port", "off")
         return ServerKind("beanpod", argv, {"PYTHONPATH": pythonpath})
 
 

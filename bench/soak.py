@@ -85,7 +85,7 @@ class Server:
 
     def start(self) -> None:
         cmd = [sys.executable, "-m", "beanpod", "serve", "-l", HOST, "-p", str(self.port),
-               "--workq-port", "0", "-b", self.wal]  # fmt: skip
+               "--workq-port", "off", "-b", self.wal]  # fmt: skip
         self.proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -115,7 +115,7 @@ def beanpod_argv(command: str | None) -> list[str]:
     if command:
         return shlex.split(command)
     script = Path(sys.executable).parent / "beanpod"
-    return [str(script) if script.exists() else "beanpod", "serve", "--workq-port", "0"]
+    return [str(script) if script.exists() else "beanpod", "serve", "--workq-port", "off"]
 
 
 def main(args: list[str] | None = None) -> int:

@@ -118,8 +118,8 @@ def _probe_connect(port: int) -> bool:
 def beanpod_extra_flags() -> tuple[str, ...]:
     """Flags that keep beanpod to the one beanstalkd port under test.
 
-    Newer beanpod builds also listen for the Workq protocol on a fixed port
-    (9922) unless ``--workq-port 0`` is given; parallel instances would collide.
+    Newer beanpod builds also listen for the Workq protocol on port 9922 unless
+    ``--workq-port off`` is given (a second instance finds it taken and warns).
     """
     try:
         out = subprocess.run(
@@ -131,7 +131,7 @@ def beanpod_extra_flags() -> tuple[str, ...]:
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ()
-    return ("--workq-port", "0") if b"--workq-port" in out else ()
+    return ("--workq-port", "off") if b"--workq-port" in out else ()
 
 
 def command_for(kind: str, port: int, max_job_size: int | None) -> list[str]:

@@ -54,7 +54,7 @@ def test_a_worker_pool_survives_three_restarts(
 ) -> None:
     procs, log = pool
     port = free_port()
-    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", "0"]
+    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", "off"]
     server = SubprocessServer(args).start()
     try:
         client = Client(port=port, worker_name="producer", backoff=PATIENT)
@@ -133,7 +133,7 @@ def test_a_workq_pool_survives_three_restarts(
 
 def test_an_event_subscription_keeps_delivering_after_a_restart(tmp_path: Path) -> None:
     port = free_port()
-    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", "0"]
+    args = ["-b", str(tmp_path / "wal"), "-p", str(port), "--workq-port", "off"]
     server = SubprocessServer(args).start()
     try:
         client = Client(port=port, worker_name="events", backoff=PATIENT)

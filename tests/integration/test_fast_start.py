@@ -1,7 +1,8 @@
-"""`beanpod serve` opens its port before its heavy imports and hands that socket to the
+"""`beanpod serve` opens its ports before its heavy imports and hands those sockets to the
 server: a client that connects at once is accepted, then answered (TCP and UNIX), and
 that answer waits for neither the HTTP listener's aiohttp nor the qless and Workq
-extensions, which load after beanstalkd serves."""
+extensions, which load after beanstalkd serves; the Workq and HTTP ports accept from the
+same moment as the beanstalkd one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from beanpod.protocols.workq import wire as w
+from tests.support.workq_server import new_id
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SCRIPT = Path(sys.executable).parent / "beanpod"
@@ -74,7 +78,16 @@ def test_an_early_connection_is_answered_over_tcp(launcher: str) -> None:
     if launcher == "console script" and not SCRIPT.exists():
         pytest.skip(f"no console script at {SCRIPT}")
     port = free_port()
-    argv = [*LAUNCHERS[launcher], "serve", "-l", "127.0.0.1", "-p", str(port), "--workq-port", "0"]
+    argv = [
+        *LAUNCHERS[launcher],
+        "serve",
+        "-l",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "--workq-port",
+        "off",
+    ]
     with serving(argv) as proc:
         assert ask(connect_soon(socket.AF_INET, ("127.0.0.1", port))) == b"USING default\r\n"
         assert proc.stderr is not None
@@ -85,7 +98,7 @@ def test_an_early_connection_is_answered_over_a_unix_socket(tmp_path: Path) -> N
     path = tmp_path / "beanpod.sock"
     with socket.socket(socket.AF_UNIX) as stale:  # a file left by an earlier server
         stale.bind(str(path))
-    argv = [sys.executable, "-m", "beanpod", "serve", "-l", f"unix:{path}", "--workq-port", "0"]
+    argv = [sys.executable, "-m", "beanpod", "serve", "-l", f"unix:{path}", "--workq-port", "off"]
     with serving(argv):
         assert ask(connect_soon(socket.AF_UNIX, str(path))) == b"USING default\r\n"
 
@@ -116,7 +129,7 @@ def qless_request(sock: socket.socket, fn: str) -> bytes:
 def test_the_first_reply_does_not_wait_for_aiohttp_or_qless(tmp_path: Path) -> None:
     release, port, http_port = tmp_path / "release", free_port(), free_port()
     argv = [sys.executable, "-c", HOLD, str(release), "-l", "127.0.0.1", "-p", str(port),
-            "--workq-port", "0", "--http", f"127.0.0.1:{http_port}"]  # fmt: skip
+            "--workq-port", "off", "--http", f"127.0.0.1:{http_port}"]  # fmt: skip
     with serving(argv) as proc:
         sock = connect_soon(socket.AF_INET, ("127.0.0.1", port))
         sock.settimeout(GIVE_UP_S)
@@ -133,7 +146,7 @@ def test_a_qless_request_first_loads_the_extension_itself(tmp_path: Path) -> Non
     them (here: for the held import) and is answered."""
     release, port = tmp_path / "release", free_port()
     argv = [sys.executable, "-c", HOLD, str(release), "-l", "127.0.0.1", "-p", str(port),
-            "--workq-port", "0", "--http", "off"]  # fmt: skip
+            "--workq-port", "off", "--http", "off"]  # fmt: skip
     with serving(argv):
         sock = connect_soon(socket.AF_INET, ("127.0.0.1", port))
         sock.settimeout(GIVE_UP_S)
@@ -161,3 +174,22 @@ def test_serving_beanstalkd_imports_no_extension_or_web_module() -> None:
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                          text=True, check=True).stdout  # fmt: skip
     assert out.split() == []
+
+
+def test_workq_and_http_accept_from_the_moment_beanstalkd_does(tmp_path: Path) -> None:
+    """Once the beanstalkd port accepts, so do Workq's and HTTP's - although their modules
+    are still held back from loading - and both answer once loaded."""
+    release, port, workq_port, http_port = tmp_path / "release", *(free_port() for _ in "abc")
+    argv = [sys.executable, "-c", HOLD, str(release), "-l", "127.0.0.1", "-p", str(port),
+            "--workq-port", str(workq_port), "--http", f"127.0.0.1:{http_port}"]  # fmt: skip
+    with serving(argv):
+        connect_soon(socket.AF_INET, ("127.0.0.1", port)).close()
+        # No retry: a refused connection fails the test.
+        workq = socket.create_connection(("127.0.0.1", workq_port), timeout=GIVE_UP_S)
+        http = socket.create_connection(("127.0.0.1", http_port), timeout=GIVE_UP_S)
+        workq.sendall(b"add %s q 1000 1000 0\r\n\r\n" % new_id().encode())
+        http.sendall(b"GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        release.touch()
+        with workq, http:
+            assert workq.recv(64) == w.OK
+            assert http.makefile("rb").read().split(b"\r\n", 1)[0].endswith(b" 200 OK")

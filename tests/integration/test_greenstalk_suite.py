@@ -33,7 +33,7 @@ def test_greenstalks_own_suite_passes_against_beanpod(tmp_path: Path) -> None:
     wrapper = tmp_path / "beanstalkd"  # what a user would write: beanpod in beanstalkd's place
     script = Path(sys.executable).parent / "beanpod"
     command = f"{script}" if script.exists() else f"{sys.executable} -m beanpod"
-    wrapper.write_text(f'#!/bin/sh\nexec {command} serve --workq-port 0 "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {command} serve --workq-port off "$@"\n')
     wrapper.chmod(0o755)
     # As an installed package has it: with PYTHONDONTWRITEBYTECODE=1 and no __pycache__,
     # every server start would compile what it imports (tens of ms of a ~150 ms budget).

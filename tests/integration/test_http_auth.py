@@ -1,10 +1,13 @@
 """HTTP token auth and CSRF safety over a real socket: every request needs the token
-(bearer header, or the cookie /login sets); mutating requests from a browser must echo
-the CSRF token; without a token only loopback Host names are served."""
+(bearer header, or the cookie /login sets) but the health probes, which without it say
+only up/ready; mutating requests from a browser must echo the CSRF token; without a
+token only loopback Host names are served."""
 
 from __future__ import annotations
 
 import re
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -40,7 +43,26 @@ def test_missing_or_wrong_token_is_401_json(guarded: HttpServer) -> None:
         assert reply.status == 401
         assert reply.json() == {"error": "missing or wrong token", "status": 401}
         assert reply.headers["WWW-Authenticate"] == "Bearer"
-    assert guarded.get("/healthz").status == 401  # every request, probes too
+    assert guarded.request("POST", "/healthz").status == 401  # only GET/HEAD probes are open
+
+
+def test_probes_answer_without_the_token_and_tell_only_up_or_ready(guarded: HttpServer) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for path, body in (("/healthz", {"status": "ok"}), ("/readyz", {"status": "ready"})):
+        reply = guarded.get(path)
+        assert (reply.status, reply.json()) == (200, body)
+        assert "Set-Cookie" not in reply.headers  # not even the CSRF cookie
+        assert guarded.request("HEAD", path).status == 200
+    guarded.server.signal(signal.SIGUSR1)  # drain: not ready
+    deadline = time.monotonic() + 10
+    while guarded.get("/readyz").status == 200 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (guarded.get("/readyz").status, guarded.get("/readyz").json()) == (
+        503, {"status": "not ready"})  # fmt: skip
+    told = guarded.request("GET", "/readyz", headers=auth)
+    assert (told.status, told.json()) == (503, {"status": "draining"})  # the token sees why
+    for path in ("/metrics", "/api/v1/summary", "/api/v1/tubes", "/healthz/", "/readyz/x"):
+        assert guarded.get(path).status == 401, path  # every other route keeps the token
 
 
 def test_bearer_token_is_accepted(guarded: HttpServer) -> None:

@@ -35,7 +35,8 @@ def test_default_address_is_loopback_11380() -> None:
     env = {k: v for k, v in os.environ.items() if k != "BEANPOD_HTTP"}
     out = subprocess.run([sys.executable, "-m", "beanpod", "serve", "--print-config"],
                          capture_output=True, text=True, timeout=30, env=env)  # fmt: skip
-    assert 'http = "127.0.0.1:11380"  # default' in out.stdout.splitlines()
+    soft = "# default (off, with a warning, if the port is in use)"
+    assert f'http = "127.0.0.1:11380"  {soft}' in out.stdout.splitlines()
 
 
 def test_http_off_opens_no_listener() -> None:

@@ -45,7 +45,7 @@ class Qless:
 
 @pytest.fixture
 def manual() -> Iterator[Qless]:
-    server = SubprocessServer(["--workq-port", "0", "--clock", "manual:0"]).start()
+    server = SubprocessServer(["--workq-port", "off", "--clock", "manual:0"]).start()
     client = Qless(server.port)
     try:
         yield client
@@ -56,7 +56,7 @@ def manual() -> Iterator[Qless]:
 
 @pytest.fixture(scope="module")
 def real() -> Iterator[Qless]:
-    server = SubprocessServer(["--workq-port", "0", "-z", "1000000"]).start()
+    server = SubprocessServer(["--workq-port", "off", "-z", "1000000"]).start()
     client = Qless(server.port)
     try:
         yield client

@@ -10,7 +10,7 @@ from tests.support.servers import SubprocessServer
 
 
 def _serve(directory: Path) -> SubprocessServer:
-    return SubprocessServer(["--workq-port", "0", "-b", str(directory), "-f", "0"]).start()
+    return SubprocessServer(["--workq-port", "off", "-b", str(directory), "-f", "0"]).start()
 
 
 def test_queue_statistics_survive_kill_9(tmp_path: Path) -> None:

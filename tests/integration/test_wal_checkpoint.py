@@ -194,7 +194,7 @@ def test_a_shutdown_during_a_checkpoint_gives_it_up_and_writes_its_own(tmp_path:
 
 # ---- over a real process ------------------------------------------------------------
 
-ARGS = ["--workq-port", "0", "-s", "65536", "--checkpoint-floor", "262144"]
+ARGS = ["--workq-port", "off", "-s", "65536", "--checkpoint-floor", "262144"]
 ENV = {"BEANPOD_HTTP": "off"}
 
 
@@ -308,7 +308,7 @@ def test_kill_9_after_a_checkpoint_and_more_work_starts_from_it(tmp_path: Path) 
 def test_an_idle_server_checkpoints_so_a_crash_restart_replays_little(tmp_path: Path) -> None:
     """Below the write trigger (a 1 GiB floor), 2 s without writes start a checkpoint of
     what was written; a kill -9 after it restarts from it."""
-    args = ["-b", str(tmp_path), "--workq-port", "0", "--checkpoint-floor", str(1 << 30)]
+    args = ["-b", str(tmp_path), "--workq-port", "off", "--checkpoint-floor", str(1 << 30)]
     server = SubprocessServer(args, ENV).start(timeout=60)
     try:
         with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:

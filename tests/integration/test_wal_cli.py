@@ -47,9 +47,9 @@ def test_dump_prints_every_record() -> None:
 
 
 def test_second_server_on_the_same_directory_is_refused(tmp_path: Path) -> None:
-    first = SubprocessServer(["-b", str(tmp_path), "--workq-port", "0"]).start()
+    first = SubprocessServer(["-b", str(tmp_path), "--workq-port", "off"]).start()
     try:
-        second = SubprocessServer(["-b", str(tmp_path), "--workq-port", "0"])
+        second = SubprocessServer(["-b", str(tmp_path), "--workq-port", "off"])
         with pytest.raises(RuntimeError, match="in use by another beanpod"):
             second.start()
         assert second.proc is not None and second.proc.returncode == 10
@@ -60,12 +60,12 @@ def test_second_server_on_the_same_directory_is_refused(tmp_path: Path) -> None:
 def test_corrupt_log_stops_start_up_naming_file_and_offset(tmp_path: Path) -> None:
     directory = shutil.copytree(FIXTURES / "bad_crc", tmp_path / "w")
     with pytest.raises(RuntimeError, match=r"0000000001.wal at offset 37"):
-        SubprocessServer(["-b", str(directory), "--workq-port", "0"]).start()
+        SubprocessServer(["-b", str(directory), "--workq-port", "off"]).start()
 
 
 def test_torn_tail_is_truncated_with_a_warning(tmp_path: Path) -> None:
     directory = shutil.copytree(FIXTURES / "torn_tail", tmp_path / "w")
-    server = SubprocessServer(["-b", str(directory), "--workq-port", "0"]).start()
+    server = SubprocessServer(["-b", str(directory), "--workq-port", "off"]).start()
     server.stop()
     assert any("torn tail at offset 163" in line for line in server.log)
     assert (Path(directory) / "0000000002.wal").stat().st_size == 163

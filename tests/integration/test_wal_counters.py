@@ -43,7 +43,7 @@ class Server:
             argv = [BEANSTALKD, "-l", "127.0.0.1", "-p", str(self.port), "-b", str(wal)]
         else:
             argv = [sys.executable, "-m", "beanpod", "serve", "-l", "127.0.0.1", "-p",
-                    str(self.port), "--workq-port", "0", "-b", str(wal)]  # fmt: skip
+                    str(self.port), "--workq-port", "off", "-b", str(wal)]  # fmt: skip
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      env={**os.environ, "BEANPOD_HTTP": "off"})  # fmt: skip
         self.sock = self._connect()

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def serve(wal: Path, *flags: str) -> SubprocessServer:
-    return SubprocessServer(["-b", str(wal), "-s", "65536", "--workq-port", "0", *flags]).start()
+    return SubprocessServer(["-b", str(wal), "-s", "65536", "--workq-port", "off", *flags]).start()
 
 
 def run_rounds(tmp_path: Path, rounds: int, flags: tuple[str, ...], how: str, seed: int) -> None:

@@ -14,7 +14,7 @@ from tests.support.servers import SubprocessServer
 
 
 def serve(wal: Path) -> SubprocessServer:
-    return SubprocessServer(["-b", str(wal), "--workq-port", "0"]).start()
+    return SubprocessServer(["-b", str(wal), "--workq-port", "off"]).start()
 
 
 def put(server: SubprocessServer, count: int) -> None:

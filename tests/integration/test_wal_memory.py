@@ -42,7 +42,7 @@ def stats(server: SubprocessServer) -> bytes:
 
 
 def test_rss_after_a_restart_is_within_10_percent_of_before(tmp_path: Path) -> None:
-    args = ["-b", str(tmp_path), "--workq-port", "0"]
+    args = ["-b", str(tmp_path), "--workq-port", "off"]
     first = SubprocessServer(args).start()
     try:
         put(first, JOBS, b"x" * 100)
@@ -70,7 +70,7 @@ def wait_for_rss(server: SubprocessServer, at_most: float, timeout: float = 20) 
 
 
 def test_memory_is_given_back_after_large_jobs_are_deleted() -> None:
-    server = SubprocessServer(["--workq-port", "0"]).start()
+    server = SubprocessServer(["--workq-port", "off"]).start()
     try:
         stats(server)
         fresh = rss(server)

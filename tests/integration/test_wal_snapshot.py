@@ -333,7 +333,7 @@ def command(port: int, line: bytes) -> bytes:
 def test_a_real_sigterm_then_kill_9_keeps_every_job(tmp_path: Path) -> None:
     """SIGTERM writes the snapshot (10,000 jobs: the default threshold); the next start
     uses it; a delete after it survives a kill -9 (replayed on top of the snapshot)."""
-    args = ["-b", str(tmp_path), "--workq-port", "0"]
+    args = ["-b", str(tmp_path), "--workq-port", "off"]
     env = {"BEANPOD_HTTP": "off"}
     server = SubprocessServer(args, env).start()
     put_many(server.port, 10_000)

@@ -119,7 +119,7 @@ def test_serve_opens_the_workq_listener_and_can_disable_it() -> None:
             assert c.inspect_server()["evicted-jobs"] == "0"
     finally:
         server.stop()
-    server = SubprocessServer(["--workq-port", "0"]).start()
+    server = SubprocessServer(["--workq-port", "off"]).start()
     server.stop()
     assert not any("Workq" in line for line in server.log)
 

@@ -1,50 +1,91 @@
-"""Read `beanpod serve`'s listen address from argv before click and the server load, so
-the port can be opened at once (server/early_listen.py). Only plain invocations qualify:
-anything this small parser is unsure of (--config, help, an unknown flag, a host name)
-leaves the listener to the server, as before."""
+"""Read `beanpod serve`'s listen addresses (beanstalkd, Workq, HTTP) from argv before click
+and the server load, so every port can be opened at once (server/early_listen.py). Only
+plain invocations qualify: anything this small parser is unsure of (--config, help, an
+unknown flag, a host name) leaves that listener, or all of them, to the server, which
+binds them together a little later."""
 
 from __future__ import annotations
 
 import os
-import socket
+
+from beanpod.server.early_listen import bind_early, bindable, hold_drain_signal, listen_all
 
 # serve's flags that take a value, and those that take none; any other flag: no guess.
 VALUED = frozenset(
     ("-l", "--listen", "-p", "--port", "-z", "--max-job-size", "-b", "--binlog-dir", "-f",
-     "--fsync-ms", "-s", "--segment-size", "--workq-port", "--events", "--clock", "--log-format")
+     "--fsync-ms", "-s", "--segment-size", "--workq-port", "--events", "--clock", "--log-format",
+     "--http", "--http-token", "--metrics-max-tubes", "--analytics", "--checkpoint-floor")
 )  # fmt: skip
 BARE = frozenset(("-V", "--verbose", "-c", "-n", "--no-uvloop", "-F", "--no-fsync"))
 LISTEN, PORT = ("-l", "--listen"), ("-p", "--port")
+KEPT = {"-l": "--listen", "--listen": "--listen", "-p": "--port", "--port": "--port",
+        "--workq-port": "--workq-port", "--http": "--http"}  # fmt: skip
 
 
 def listen_now(argv: list[str]) -> None:
-    """When this process is `beanpod serve ...`: open its beanstalkd port now."""
+    """When this process is `beanpod serve ...`: open its ports now. beanstalkd's is bound
+    first; all of them accept from one moment (`listen_all`). Then SIGUSR1 is held (its
+    `signal` import would delay the first accept by ~0.5 ms)."""
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
-    target = listen_target(argv[1:])
+    target = beanstalkd_target(argv[1:])
     if target is not None:
-        from beanpod.server.early_listen import listen_early
+        bind_early("beanstalkd", *target)
+        for role, (address, port) in _extras(argv[2:], *target).items():
+            bind_early(role, address, port)
+        listen_all()
+    if argv[1:2] == ["serve"]:
+        hold_drain_signal()
 
-        listen_early(*target)
+
+def listen_targets(argv: list[str]) -> dict[str, tuple[str, int]]:
+    """(address, port) of each listener `beanpod serve ARGS` will open, by role; the
+    beanstalkd one or none at all (when unsure)."""
+    target = beanstalkd_target(argv)
+    if target is None:
+        return {}
+    return {"beanstalkd": target, **_extras(argv[1:], *target)}
 
 
-def listen_target(argv: list[str]) -> tuple[str, int] | None:
-    """(host, port) that `beanpod serve ARGS` will listen on, or None when unsure."""
-    if argv[:1] != ["serve"]:
-        return None
-    values = _values(argv[1:])
+def beanstalkd_target(argv: list[str]) -> tuple[str, int] | None:
+    """(address, port) of `beanpod serve ARGS`'s beanstalkd listener; None when unsure."""
+    values = _values(argv[1:]) if argv[:1] == ["serve"] else None
     if values is None:
         return None
-    host = values.get("--listen", os.environ.get("BEANPOD_LISTEN", "127.0.0.1"))
-    port = values.get("--port", os.environ.get("BEANPOD_PORT", "11300"))
-    if not port.isdigit() or int(port) > 65535:
-        return None
-    if not (_is_ip(host) or (host.startswith("unix:") and len(host) > 5)):
+    host = _setting(values, "--listen", "127.0.0.1")
+    port = _setting(values, "--port", "11300")
+    if not port.isdigit() or int(port) > 65535 or not bindable(host):
         return None
     if host.startswith("unix:") and any(k.startswith("BEANPOD_UNIX_") for k in os.environ):
         return None  # its mode and group are set by the server, before anyone may connect
     return host, int(port)
+
+
+def _setting(values: dict[str, str], flag: str, default: str) -> str:
+    """The flag's value, else its BEANPOD_* variable, else the default."""
+    return values.get(flag, os.environ.get("BEANPOD_" + flag[2:].upper().replace("-", "_"),
+                                           default))  # fmt: skip
+
+
+def _extras(args: list[str], host: str, port: int) -> dict[str, tuple[str, int]]:
+    """The Workq and HTTP listeners of serve ARGS (already understood), as serve will read
+    them (cli/ports.py, web/address.py)."""
+    from beanpod.cli.ports import default_workq_port, parse_workq_port
+    from beanpod.web.address import DEFAULT_HTTP, parse_http_address
+
+    values = _values(args) or {}
+    found = {}
+    try:
+        workq = parse_workq_port(_setting(values, "--workq-port", str(default_workq_port(port))))
+        http = parse_http_address(_setting(values, "--http", DEFAULT_HTTP))
+    except ValueError:
+        return {}  # serve refuses it (exit 2)
+    if workq is not None:
+        found["Workq"] = (host + ".workq" if host.startswith("unix:") else host, workq)
+    if http is not None and bindable(http[0]):
+        found["HTTP"] = http
+    return found
 
 
 def _values(args: list[str]) -> dict[str, str] | None:
@@ -71,16 +112,5 @@ def _values(args: list[str]) -> dict[str, str] | None:
 
 
 def _keep(found: dict[str, str], flag: str, value: str) -> None:
-    if flag in LISTEN:
-        found["--listen"] = value
-    elif flag in PORT:
-        found["--port"] = value
-
-
-def _is_ip(host: str) -> bool:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        socket.inet_pton(family, host)
-    except OSError:
-        return False
-    return True
+    if flag in KEPT:
+        found[KEPT[flag]] = value

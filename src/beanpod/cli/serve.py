@@ -5,20 +5,22 @@ from __future__ import annotations
 import sys
 
 import click
+from click.core import ParameterSource
 
 from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
+from beanpod.cli.ports import default_workq_port, parse_workq_port
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.cli.serve_edge import edge_options, edge_settings
 from beanpod.core import job as job_states
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
-from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from beanpod.server.clock import make_clock
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
 from beanpod.server.startup import EXIT_DAMAGED_WAL, EXIT_WAL_LOCKED, StartupError
 from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+SOFT = "default (off, with a warning, if the port is in use)"
 
 
 def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -109,9 +111,10 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 @click.option(
     "--workq-port",
     default=None,
-    type=click.IntRange(0, 65535),
-    help="TCP port for the Workq protocol, same address as -l; 0 disables it. "
-    "[default: 9922, or a free port when -p 0]",
+    metavar="PORT|off",
+    callback=lambda _ctx, _param, value: check_workq_port(value),
+    help="TCP port for the Workq protocol, same address as -l; 0 picks a free port, off "
+    "disables it. [default: 9922 (off, with a warning, if in use), or a free port when -p 0]",
 )
 @click.option(
     "--events",
@@ -134,13 +137,14 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     default=DEFAULT_HTTP,
     show_default=True,
     help="HTTP listener for /metrics, /healthz, /readyz, the API and dashboard "
-    "(ADDR:PORT, or off).",
+    "(ADDR:PORT, or off); the default gives way, with a warning, when its port is in use.",
 )
 @click.option(
     "--http-token",
     "http_token",
     type=click.Path(dir_okay=False),
-    help="File holding the HTTP access token; every HTTP request must then carry it "
+    help="File holding the HTTP access token; every HTTP request but the /healthz and "
+    "/readyz probes (which then tell only up/ready) must carry it "
     "(required with a non-loopback --http).",
 )
 @click.option(
@@ -182,14 +186,16 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
-    workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
+    workq_port: int | str | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
     check_moves: bool, print_config: bool, **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
+    ctx = click.get_current_context()
+    defaults = _default_ports(ctx)
     if print_config:
-        click.echo(describe(click.get_current_context()))
+        click.echo(describe(ctx, _default_notes(defaults, port)))
         return
     setup_logging(verbose, log_format)
     if check_moves:
@@ -199,6 +205,7 @@ def serve(
     config = ServerConfig(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
+        default_ports=defaults,
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
@@ -249,12 +256,43 @@ def check_clock(kind: str) -> str:
     return kind
 
 
-def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
-    """--workq-port 0 disables Workq; unset means 9922, or a free port when -p 0 (so
-    scripts and tests that ask for free ports never collide on 9922)."""
+def check_workq_port(value: str | None) -> int | str | None:
+    """--workq-port: a port, "off", or None (unset); anything else is a usage error."""
+    if value is None:
+        return None
+    try:
+        port = parse_workq_port(str(value))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return "off" if port is None else port
+
+
+def _workq_port(option: int | str | None, beanstalkd_port: int) -> int | None:
     if option is None:
-        return 0 if beanstalkd_port == 0 else WORKQ_PORT
-    return option or None
+        return default_workq_port(beanstalkd_port)
+    return None if option == "off" else int(option)
+
+
+def _default_ports(ctx: click.Context) -> frozenset[str]:
+    """The extra listeners nobody named (flag, environment, config file): their default
+    port gives way when taken (server/ports.py)."""
+    named = {"Workq": "workq_port", "HTTP": "http"}
+    return frozenset(
+        role for role, name in named.items()
+        if ctx.get_parameter_source(name) is ParameterSource.DEFAULT
+    )  # fmt: skip
+
+
+def _default_notes(defaults: frozenset[str], port: int) -> dict[str, tuple[object, str]]:
+    """--print-config: what the soft defaults stand for."""
+    notes: dict[str, tuple[object, str]] = {}
+    if "Workq" in defaults:
+        free = port == 0
+        notes["workq-port"] = (default_workq_port(port),
+                               "default (-p 0: a free port)" if free else SOFT)  # fmt: skip
+    if "HTTP" in defaults:
+        notes["http"] = (DEFAULT_HTTP, SOFT)
+    return notes
 
 
 def _http_address(text: str) -> tuple[str, int] | None:

@@ -74,14 +74,17 @@ def _defaults_from(
     return defaults
 
 
-def describe(ctx: click.Context) -> str:
-    """The merged settings as TOML, each with where its value came from."""
+def describe(ctx: click.Context, notes: dict[str, tuple[Any, str]] | None = None) -> str:
+    """The merged settings as TOML, each with where its value came from; `notes` gives
+    some defaults their effective value and a word on it (flag -> (value, origin))."""
     lines = ["[serve]"]
     for flag, option in settings_of(ctx.command).items():
         name = option.name or flag
         value = ctx.params.get(name)
         source = ctx.get_parameter_source(name)
         origin = _source(source, flag)
+        if notes and flag in notes and source is ParameterSource.DEFAULT:
+            value, origin = notes[flag]
         if value is None:  # TOML has no null: an unset setting is shown commented out
             lines.append(f"# {flag} = (unset)  # {origin}")
         else:

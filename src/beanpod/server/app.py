@@ -8,7 +8,6 @@ import importlib
 import logging
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,18 +21,18 @@ from beanpod.server.clock import Clock, ManualClock, make_clock
 from beanpod.server.config import ServerConfig
 from beanpod.server.edge.exposure import check_exposure
 from beanpod.server.edge.front import Edge
-from beanpod.server.edge.listeners import open_tls_listeners, private_umask, secure_unix_socket
+from beanpod.server.edge.listeners import open_tls_listeners
 from beanpod.server.gc_policy import tune_gc
 from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
 from beanpod.server.memory_trim import MemoryTrimmer
+from beanpod.server.ports import ListenSockets
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
     EXIT_WAL_DIR,
     StartupError,
     cause,
     check_writable_dir,
-    listener_error,
 )
 from beanpod.web.context import Readiness
 
@@ -202,74 +201,46 @@ class App:
         self.rearm()  # their TTL timers
 
     async def start(self, install_signals: bool = True) -> list[str]:
-        """Open the listeners; return their addresses. beanstalkd's comes first, so an
-        early client is answered while the HTTP listener loads (aiohttp is the heaviest
-        import); with a WAL, HTTP comes before the replay, so /readyz can report it."""
+        """Open the listeners; return their addresses. Their sockets are bound together
+        (server/ports.py; `beanpod serve` binds them at exec) and connections wait in the
+        backlog until each protocol is loaded: beanstalkd first, so an early client is
+        answered while the HTTP listener loads (aiohttp is the heaviest import); with a
+        WAL, HTTP comes before the replay, so /readyz can report it."""
         loop = asyncio.get_running_loop()
         check_exposure(self.config.address, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
+        ports = ListenSockets(self.config)
         if http_settings is not None and self.config.binlog_dir is not None:
-            self.http = await start_http(self, http_settings)  # /readyz: 503 while replaying
+            self.http = await start_http(self, http_settings, ports, ports.take("HTTP")["HTTP"])
         await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
-        server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
+        roles = ("beanstalkd", "Workq") if self.http else ("beanstalkd", "Workq", "HTTP")
+        sockets = {"HTTP": None, **ports.take(*roles)}  # together: see above
+        server = await ports.serve("beanstalkd", lambda: BeanstalkdSession(self),
+                                   sockets["beanstalkd"])  # fmt: skip
+        assert server is not None  # never a default port that gives way
+        self.servers.append(server)
         addresses = _addresses(server)
         await self.load_extensions()  # while beanstalkd is answered
-        await self._start_workq()
+        workq = await ports.serve("Workq", self.workq_session, sockets["Workq"])
+        if workq is not None:
+            self.servers.append(workq)
+            self.workq_addresses = _addresses(workq)
         self.tls_addresses = await open_tls_listeners(self)
         if http_settings is not None and self.http is None:
-            self.http = await start_http(self, http_settings)
+            self.http = await start_http(self, http_settings, ports, sockets["HTTP"])
+        # (with a WAL, HTTP serves during the replay: /readyz answers 503 meanwhile)
         self.readiness.serving = True
         tune_gc()
         self.trimmer.start()
         return addresses
 
-    async def _start_workq(self) -> None:
-        """The Workq listener: same address (a UNIX socket gets a `.workq` suffix)."""
-        port = self.config.workq_port
-        if port is None:
-            return
-
-        def session() -> WorkqSession:
-            return self.workq_session()
-
-        server = await self._listen("Workq", session, port, suffix=".workq")
-        self.workq_addresses = _addresses(server)
-
     def workq_session(self) -> WorkqSession:
         from beanpod.server.extensions import WorkqSession  # loaded with the extensions
 
         return WorkqSession(self, self.workq_dialect)
-
-    async def _listen(
-        self, role: str, factory: Callable[[], asyncio.Protocol], port: int, suffix: str = ""
-    ) -> asyncio.Server:
-        """Open one listener on the configured address (a UNIX socket: its path plus
-        `suffix`); a failure names the listener and its address."""
-        loop = asyncio.get_running_loop()
-        path = self.config.unix_path
-        early = early_listen.claim(self.config.address, port)  # `beanpod serve` opened it
-        try:
-            if early is not None and path is not None:
-                server = await loop.create_unix_server(factory, sock=early)
-                secure_unix_socket(path + suffix, self.config.edge)
-            elif early is not None:
-                server = await loop.create_server(factory, sock=early, backlog=1024)
-            elif path is not None:
-                with private_umask(self.config.edge):
-                    server = await loop.create_unix_server(factory, path + suffix)
-                secure_unix_socket(path + suffix, self.config.edge)
-            else:
-                server = await loop.create_server(
-                    factory, self.config.address, port, backlog=1024, reuse_address=True
-                )
-        except OSError as exc:
-            where = f"unix:{path}{suffix}" if path else f"{self.config.address}:{port}"
-            raise listener_error(role, where, exc) from exc
-        self.servers.append(server)
-        return server
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         if sys.platform == "win32":  # pragma: no cover
@@ -277,6 +248,8 @@ class App:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop)
         loop.add_signal_handler(signal.SIGUSR1, self.drain)
+        if early_listen.drain_was_asked():  # while `beanpod serve` was starting
+            self.drain()
         if self.edge.tls is not None:
             loop.add_signal_handler(signal.SIGHUP, self.edge.tls.reload)
 

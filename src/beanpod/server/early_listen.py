@@ -1,26 +1,46 @@
 """Listening sockets opened before the server's modules are imported.
 
-`beanpod serve` binds its beanstalkd port first thing (beanpod/cli/early.py), so a client
-that connects a few milliseconds after exec - as scripts and test suites written for
-beanstalkd do - is accepted by the kernel and answered once the server is up, instead of
-being refused. The server claims the socket when it opens that listener; any socket it
-does not claim is closed first, so a guess that differs from the final settings never
-holds a port the server needs."""
+`beanpod serve` binds its beanstalkd, Workq and HTTP ports first thing
+(beanpod/cli/early.py), so a client that connects a few milliseconds after exec - as
+scripts and test suites written for beanstalkd do - is accepted by the kernel and answered
+once the server is up, instead of being refused; every listener accepts from that same
+moment. The server claims each socket when it opens its listeners; a socket whose address
+differs from the final settings is closed first, so a wrong guess never holds a port the
+server needs."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import stat
+from types import FrameType  # `types` is loaded already; `typing` would cost ~5 ms here
 
 BACKLOG = 1024  # as the server's own listeners
-_opened: dict[tuple[str, int], socket.socket] = {}
+# role ("beanstalkd", "Workq", "HTTP") -> ((address, port) asked for, listening socket)
+_opened: dict[str, tuple[tuple[str, int], socket.socket]] = {}
+_signalled: set[int] = set()  # SIGUSR1 before the server had its own handler
 
 
-def listen_early(address: str, port: int) -> None:
-    """Bind and listen on address:port (a literal IP address, or unix:/path) now; on any
-    failure do nothing, so the server's own attempt reports the error as usual."""
+def hold_drain_signal() -> None:
+    """Once a port accepts, a supervisor may ask for drain mode (SIGUSR1) at any time: until
+    the server installs its handler, the request is remembered instead of killing it."""
+    signal.signal(signal.SIGUSR1, _remember)
+
+
+def _remember(signum: int, frame: FrameType | None) -> None:
+    _signalled.add(signum)
+
+
+def drain_was_asked() -> bool:
+    """SIGUSR1 came before the server's own handler (the server then drains)."""
+    return signal.SIGUSR1 in _signalled
+
+
+def bind(address: str, port: int, listen: bool = True) -> socket.socket:
+    """A socket bound to address:port (a literal IP address, or unix:/path), listening
+    unless told not to yet; OSError when it cannot be had."""
     path = address[5:] if address.startswith("unix:") else None
     family = socket.AF_UNIX if path else socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -33,11 +53,45 @@ def listen_early(address: str, port: int) -> None:
         else:
             _remove_stale_socket(path)
             sock.bind(path)
-        sock.listen(BACKLOG)
+        if listen:
+            sock.listen(BACKLOG)
     except OSError:
         sock.close()
+        raise
+    return sock
+
+
+def bind_early(role: str, address: str, port: int) -> None:
+    """Bind now (`listen_all` then listens); on any failure do nothing, so the server's
+    own attempt reports the error (or, for a default port, gives way) as usual."""
+    try:
+        _opened[role] = ((address, port), bind(address, port, listen=False))
+    except OSError:
         return
-    _opened[(address, port)] = sock
+
+
+def listen_all() -> None:
+    """Listen on every socket bound early, the first bound (beanstalkd's) last: once it
+    accepts, so do all the others."""
+    for role, (_where, sock) in reversed(list(_opened.items())):
+        try:
+            sock.listen(BACKLOG)
+        except OSError:
+            del _opened[role]
+            sock.close()
+
+
+def bindable(address: str) -> bool:
+    """A literal IP address or unix:/path: one socket is the whole listener (a host name
+    may stand for several addresses)."""
+    if address.startswith("unix:"):
+        return len(address) > 5
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        socket.inet_pton(family, address)
+    except OSError:
+        return False
+    return True
 
 
 def _remove_stale_socket(path: str) -> None:
@@ -47,9 +101,14 @@ def _remove_stale_socket(path: str) -> None:
             os.remove(path)
 
 
-def claim(address: str, port: int) -> socket.socket | None:
-    """The early socket for address:port, if one is open; every other one is closed."""
-    sock = _opened.pop((address, port), None)
-    while _opened:
-        _opened.popitem()[1].close()
-    return sock
+def claim(wanted: dict[str, tuple[str, int]]) -> dict[str, socket.socket]:
+    """The early sockets whose address is the one `wanted` for their role; every other
+    one is closed, before the server opens anything itself."""
+    claimed = {}
+    for role, (where, sock) in list(_opened.items()):
+        del _opened[role]
+        if wanted.get(role) == where:
+            claimed[role] = sock
+        else:
+            sock.close()
+    return claimed

@@ -3,12 +3,13 @@ anything else starts, and a bind failure names the listener like the others do."
 
 from __future__ import annotations
 
+import socket
 from functools import partial
 from typing import TYPE_CHECKING
 
 from beanpod.core.timings import JobTimings
 from beanpod.server.background import off_the_loop
-from beanpod.server.startup import EXIT_USAGE, StartupError, cause, listener_error
+from beanpod.server.startup import EXIT_USAGE, StartupError, cause
 from beanpod.server.web_facts import AppFacts
 from beanpod.web.address import is_loopback
 from beanpod.web.context import WebContext, WebSettings
@@ -17,6 +18,7 @@ FOLD_EVERY = 1.0  # seconds between folds of pending job times into the histogra
 
 if TYPE_CHECKING:
     from beanpod.server.app import App
+    from beanpod.server.ports import ListenSockets
     from beanpod.web.listener import HttpListener
 
 
@@ -67,11 +69,17 @@ def _listener_class() -> type[HttpListener]:
     return HttpListener
 
 
-async def start_http(app: App, settings: WebSettings) -> HttpListener:
-    # Imported on a worker thread: the loop keeps answering beanstalkd meanwhile.
-    listener_class = await off_the_loop(_listener_class)
+async def start_http(
+    app: App, settings: WebSettings, ports: ListenSockets, sock: socket.socket | None
+) -> HttpListener | None:
+    """Serve HTTP on `sock` (bound by server/ports.py; None: by name); None when the
+    listener stays off (its default port is taken)."""
     assert app.config.http is not None
     host, port = app.config.http
+    if "HTTP" in ports.off:
+        return None
+    # Imported on a worker thread: the loop keeps answering beanstalkd meanwhile.
+    listener_class = await off_the_loop(_listener_class)
     ctx = WebContext(
         engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,
@@ -84,8 +92,9 @@ async def start_http(app: App, settings: WebSettings) -> HttpListener:
     with_tls = tls is not None and tls.settings.http
     listener = listener_class(ctx, host, port, tls.context if with_tls and tls else None)
     try:
-        await listener.start()
+        await listener.start(sock)
     except OSError as exc:
-        raise listener_error("HTTP", f"{host}:{port}", exc) from exc
+        ports.refused("HTTP", (host, port), exc)
+        return None
     listener.every(FOLD_EVERY, timings.fold)  # keeps the engine's pending times short
     return listener

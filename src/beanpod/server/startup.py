@@ -27,8 +27,20 @@ def cause(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+# The flag that moves each listener, named in its error so the fix is one line away.
+LISTENER_FLAGS = {
+    "beanstalkd": "-l ADDR / -p PORT",
+    "Workq": "--workq-port PORT (or off)",
+    "HTTP": "--http ADDR:PORT (or off)",
+    "beanstalkd over TLS": "--tls-listen ADDR:PORT",
+    "Workq over TLS": "--tls-workq-listen ADDR:PORT",
+}
+
+
 def listener_error(role: str, address: str, exc: OSError) -> StartupError:
-    return StartupError(f"cannot listen on {address} ({role})", cause(exc), EXIT_LISTENER)
+    """`cannot listen on ADDR (role): why; choose another with FLAG`."""
+    fix = f"; choose another with {LISTENER_FLAGS[role]}"
+    return StartupError(f"cannot listen on {address} ({role})", cause(exc) + fix, EXIT_LISTENER)
 
 
 def check_writable_dir(path: str, role: str, exit_code: int) -> None:

@@ -3,15 +3,14 @@ interface), or `off`."""
 
 from __future__ import annotations
 
-from ipaddress import ip_address
-
 DEFAULT_HTTP = "127.0.0.1:11380"
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
+OFF_WORDS = frozenset({"off", "none", "no", "false", ""})  # a listener that is not wanted
 
 
 def parse_http_address(text: str) -> tuple[str, int] | None:
     """(host, port), or None for `off`; ValueError with the reason otherwise."""
-    if text.strip().lower() in ("off", "none", "no", "false", ""):
+    if text.strip().lower() in OFF_WORDS:
         return None
     host, sep, port_text = text.rpartition(":")
     if not sep or not port_text.isdigit() or int(port_text) > 65535:
@@ -23,6 +22,8 @@ def parse_http_address(text: str) -> tuple[str, int] | None:
 def is_loopback(host: str) -> bool:
     """A loopback name or address (`[::1]` too). Here, not in web.auth, so the server can
     check --http before it loads aiohttp."""
+    from ipaddress import ip_address  # here: `beanpod serve`'s early start parses --http
+
     host = host.strip("[]").lower()
     if host in LOOPBACK_NAMES:
         return True

@@ -2,11 +2,13 @@
 
 With a token (`--http-token FILE`, required off loopback) every request carries it: an
 `Authorization: Bearer TOKEN` header (scripts, Prometheus) or the session cookie the
-`/login` form sets (browsers). Mutating requests (POST, PUT, PATCH, DELETE) must not come
-from another site: a cross-site `Origin` or `Sec-Fetch-Site` is refused, and a request
-authenticated by cookie must echo the CSRF token (cookie `beanpod_csrf`) in the
-`X-CSRF-Token` header. Without a token (loopback only) the Host header must name a
-loopback host, so a DNS-rebinding page cannot reach the server."""
+`/login` form sets (browsers). The probes (`GET /healthz`, `GET /readyz`) answer without
+it, as a container's HEALTHCHECK or a Kubernetes probe sends none, and then say only
+whether the server is up and ready (web/health.py). Mutating requests (POST, PUT, PATCH,
+DELETE) must not come from another site: a cross-site `Origin` or `Sec-Fetch-Site` is
+refused, and a request authenticated by cookie must echo the CSRF token (cookie
+`beanpod_csrf`) in the `X-CSRF-Token` header. Without a token (loopback only) the Host
+header must name a loopback host, so a DNS-rebinding page cannot reach the server."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ CSRF_COOKIE = "beanpod_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
+PROBES = frozenset({"/healthz", "/readyz"})  # GET/HEAD without the token: up/ready only
 
 
 class Guard:
@@ -47,6 +50,15 @@ class Guard:
     def by_cookie(self, request: web.Request) -> bool:
         cookie = request.cookies.get(SESSION_COOKIE, "")
         return self.session is not None and _same(cookie, self.session)
+
+    def knows(self, request: web.Request) -> bool:
+        """May see everything: no token is configured, or the request carries it."""
+        return self.token is None or self.by_bearer(request) or self.by_cookie(request)
+
+    def is_bare_probe(self, request: web.Request) -> bool:
+        """A health probe without the token: answered, with nothing but up/ready."""
+        return (request.method in ("GET", "HEAD") and request.path in PROBES
+                and not self.knows(request))  # fmt: skip
 
     def authenticate(self, request: web.Request) -> bool:
         """True: came with the bearer token (no CSRF check needed); False: by cookie or
@@ -89,6 +101,8 @@ def middleware(guard: Guard) -> Middleware:
     @web.middleware
     async def guard_request(request: web.Request, handler: Handler) -> web.StreamResponse:
         guard.check_host(request)
+        if guard.is_bare_probe(request):
+            return await handler(request)  # no cookie either: it carries nothing else
         if not guard.authenticate(request):
             guard.check_csrf(request)
         response = await handler(request)

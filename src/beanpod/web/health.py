@@ -1,11 +1,14 @@
 """/healthz (the process answers) and /readyz (the WAL is replayed, the listeners serve,
-and the server is not draining)."""
+and the server is not draining). With `--http-token`, a probe without the token (a
+container HEALTHCHECK, a Kubernetes probe) is answered too, but /readyz then says only
+`ready` or `not ready`: no replay progress, no drain."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from beanpod.core import query
+from beanpod.web.auth import GUARD_KEY
 from beanpod.web.context import WebContext
 
 
@@ -15,11 +18,15 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
 
     async def readyz(request: web.Request) -> web.Response:
         state = readiness_state(ctx)
+        status = 200 if state == "ready" else 503
+        if not request.app[GUARD_KEY].knows(request):
+            return web.json_response({"status": "ready" if status == 200 else "not ready"},
+                                     status=status)  # fmt: skip
         body: dict[str, object] = {"status": state}
         done, total = ctx.readiness.progress()
         if state == "replaying" and total:
             body["replayed"], body["total"] = done, total
-        return web.json_response(body, status=200 if state == "ready" else 503)
+        return web.json_response(body, status=status)
 
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

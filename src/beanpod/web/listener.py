@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections.abc import Callable
 
@@ -26,16 +27,21 @@ class HttpListener:
         self._timers: list[asyncio.TimerHandle] = []
         self.address = f"{host}:{port}"  # the real one (port 0 resolved) after start()
 
-    async def start(self) -> str:
-        """Bind and serve; raises OSError when the address cannot be used."""
+    async def start(self, sock: socket.socket | None = None) -> str:
+        """Serve on `sock` (already listening), else bind host:port; raises OSError when
+        the address cannot be used."""
         runner = web.AppRunner(
             build_app(self.ctx), access_log=None, handle_signals=False,
             shutdown_timeout=SHUTDOWN_GRACE,
         )  # fmt: skip
         await runner.setup()
-        site = web.TCPSite(
-            runner, self.host, self.port, reuse_address=True, ssl_context=self.ssl_context
-        )
+        site: web.BaseSite
+        if sock is not None:
+            site = web.SockSite(runner, sock, ssl_context=self.ssl_context)
+        else:
+            site = web.TCPSite(
+                runner, self.host, self.port, reuse_address=True, ssl_context=self.ssl_context
+            )
         try:
             await site.start()
         except OSError:

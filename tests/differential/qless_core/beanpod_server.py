@@ -41,7 +41,7 @@ class BeanpodServer:
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "beanpod", "serve", "-l", HOST, "-p", "0",
-             "--workq-port", "0", "--clock", f"manual:{start!r}",
+             "--workq-port", "off", "--clock", f"manual:{start!r}",
              *(["-b", self.wal, "-s", "65536"] if self.wal else [])],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip

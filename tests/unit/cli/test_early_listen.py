@@ -1,5 +1,5 @@
-"""`beanpod serve` opens its port before the heavy imports: the argv guess and the
-hand-over of the early socket."""
+"""`beanpod serve` opens its ports before the heavy imports: the argv guess and the
+hand-over of the early sockets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from beanpod.cli.early import listen_target
+from beanpod.cli.early import listen_targets
 from beanpod.server import early_listen
 
 
@@ -25,9 +25,29 @@ from beanpod.server import early_listen
 def test_plain_invocations_are_understood(
     argv: list[str], expected: tuple[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("BEANPOD_LISTEN", raising=False)
-    monkeypatch.delenv("BEANPOD_PORT", raising=False)
-    assert listen_target(argv) == expected
+    for name in ("LISTEN", "PORT", "WORKQ_PORT", "HTTP"):
+        monkeypatch.delenv("BEANPOD_" + name, raising=False)
+    assert listen_targets(argv)["beanstalkd"] == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "workq", "http"),
+    [
+        (["serve"], ("127.0.0.1", 9922), ("127.0.0.1", 11380)),
+        (["serve", "-p", "0"], ("127.0.0.1", 0), ("127.0.0.1", 11380)),
+        (["serve", "--workq-port", "0", "--http", "off"], ("127.0.0.1", 0), None),
+        (["serve", "--workq-port=OFF", "--http=[::1]:9000"], None, ("::1", 9000)),
+        (["serve", "-l", "unix:/b", "--http", "localhost:1"], ("unix:/b.workq", 9922), None),
+    ],
+)  # fmt: skip
+def test_the_workq_and_http_ports_are_opened_alongside(
+    argv: list[str], workq: tuple[str, int] | None, http: tuple[str, int] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    for name in ("LISTEN", "PORT", "WORKQ_PORT", "HTTP"):
+        monkeypatch.delenv("BEANPOD_" + name, raising=False)
+    targets = listen_targets(argv)
+    assert targets.get("Workq") == workq and targets.get("HTTP") == http
 
 
 @pytest.mark.parametrize(
@@ -42,34 +62,47 @@ def test_plain_invocations_are_understood(
         ["serve", "-p", "70000"],
         ["serve", "-p"],
         ["serve", "--bogus"],
+        ["serve", "--workq-port", "seven"],
+        ["serve", "--http", "nowhere"],
     ],
 )
 def test_anything_unsure_leaves_the_listener_to_the_server(argv: list[str]) -> None:
-    assert listen_target(argv) is None
+    assert listen_targets(argv).get("Workq") is None
+    assert "HTTP" not in listen_targets(argv)
+    if "--workq-port" not in argv and "--http" not in argv:
+        assert listen_targets(argv) == {}
 
 
 def test_environment_supplies_the_address(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BEANPOD_LISTEN", "127.0.0.2")
     monkeypatch.setenv("BEANPOD_PORT", "4002")
-    assert listen_target(["serve"]) == ("127.0.0.2", 4002)
-    assert listen_target(["serve", "-p", "4003"]) == ("127.0.0.2", 4003)
+    monkeypatch.setenv("BEANPOD_WORKQ_PORT", "4004")
+    monkeypatch.setenv("BEANPOD_HTTP", "127.0.0.3:4005")
+    assert listen_targets(["serve"]) == {"beanstalkd": ("127.0.0.2", 4002),
+                                         "Workq": ("127.0.0.2", 4004),
+                                         "HTTP": ("127.0.0.3", 4005)}  # fmt: skip
+    assert listen_targets(["serve", "-p", "4003"])["beanstalkd"] == ("127.0.0.2", 4003)
 
 
-def test_the_server_claims_its_socket_and_others_are_closed() -> None:
-    early_listen.listen_early("127.0.0.1", 0)
-    early_listen.listen_early("127.0.0.2", 0)
-    claimed = early_listen.claim("127.0.0.1", 0)
-    assert claimed is not None
-    with claimed, socket.create_connection(claimed.getsockname()[:2]):
-        pass  # the kernel accepts before anyone calls accept()
-    assert early_listen.claim("127.0.0.2", 0) is None  # closed by the first claim
+def test_the_server_claims_its_sockets_and_others_are_closed() -> None:
+    early_listen.bind_early("beanstalkd", "127.0.0.1", 0)
+    early_listen.bind_early("Workq", "127.0.0.1", 0)
+    early_listen.bind_early("HTTP", "127.0.0.2", 0)
+    early_listen.listen_all()
+    claimed = early_listen.claim({"beanstalkd": ("127.0.0.1", 0), "Workq": ("127.0.0.1", 0),
+                                  "HTTP": ("127.0.0.2", 80)})  # fmt: skip
+    assert set(claimed) == {"beanstalkd", "Workq"}  # HTTP's address differs: closed
+    for sock in claimed.values():
+        with sock, socket.create_connection(sock.getsockname()[:2]):
+            pass  # the kernel accepts before anyone calls accept()
+    assert early_listen.claim({"HTTP": ("127.0.0.2", 0)}) == {}
 
 
 def test_a_unix_socket_replaces_a_stale_one(tmp_path: Path) -> None:
     path = str(tmp_path / "b.sock")
     for _ in range(2):  # the second finds the first's file
-        early_listen.listen_early("unix:" + path, 11300)
-        claimed = early_listen.claim("unix:" + path, 11300)
-        assert claimed is not None
+        early_listen.bind_early("beanstalkd", "unix:" + path, 11300)
+        early_listen.listen_all()
+        claimed = early_listen.claim({"beanstalkd": ("unix:" + path, 11300)})["beanstalkd"]
         with claimed, socket.socket(socket.AF_UNIX) as client:
             client.connect(path)
