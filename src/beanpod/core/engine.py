@@ -57,13 +57,13 @@ class Engine:
         self.journal: Journal | None = None
         self.events: EventSink | None = None
         self.timings: JobTimings | None = None  # wait/run histograms (/metrics), when on
-        # --max-memory / --max-jobs-per-tube; set by memory.meter_engine, which also wraps
-        # put and destroy to count what they add and drop (nothing at all when off).
+        # --max-memory / --max-jobs-per-tube (`keep_meter`): put and destroy count what
+        # they add and drop; one attribute test each when off.
         self.meter: MemoryMeter | None = None
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
-            TTR_EXPIRY: self._expire,
+            TTR_EXPIRY: self.expire,
             WAITER: self._waiter_due,
             PAUSE_END: self._unpause,
         }
@@ -75,6 +75,13 @@ class Engine:
         self.kick_hooks: list[Callable[[Job, int], None]] = []
         self.default_tube = self.tube(DEFAULT_TUBE)
         self.default_tube.refs += 1  # "default" always exists
+
+    def keep_meter(self, meter: MemoryMeter) -> None:
+        """From now on, count the jobs held and their bytes against `meter` (the memory
+        cap): those held now, then every job put adds and destroy drops."""
+        meter.jobs = len(self.jobs)
+        meter.body_bytes = sum(len(job.body) for job in self.jobs.values())
+        self.meter = meter
 
     # ---- tubes -------------------------------------------------------------------------
 
@@ -240,6 +247,8 @@ class Engine:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
+        if self.meter is not None:
+            self.meter.added(job)
         return job
 
     # ---- the public moves -----------------------------------------------------------------
@@ -397,6 +406,113 @@ class Engine:
             tube.refs -= 1
         else:
             self.unref(tube)
+        if self.meter is not None:
+            self.meter.removed(job)
+
+    # ---- the extensions' moves ------------------------------------------------------------
+    # What qless and Workq need beyond the queue moves above, so that no field the engine
+    # owns is written and no timer armed outside it (tests/unit/test_architecture.py).
+
+    def detached_conn(self) -> Conn:
+        """A connection for work no client holds (a qless worker's locks, a Workq lease, an
+        operator's bury): it watches nothing, is not counted among clients and is never
+        disconnected."""
+        conn = Conn(self.next_conn_id, self.default_tube)
+        conn.watch = []
+        self.next_conn_id += 1
+        return conn
+
+    def keep_tube(self, name: str) -> Tube:
+        """The tube `name`, with one more reference on it (it outlives its jobs, a pause
+        included); `unref` gives the reference back."""
+        tube = self.tube(name)
+        tube.refs += 1
+        return tube
+
+    def retube(self, job: Job, tube: Tube, counted: bool = False) -> bool:
+        """Move a job that is in no queue to `tube` (its reference moves with it; an old
+        tube left unused goes); False if it is there already. `counted`: the job counts
+        as put into `tube` (stats-tube total-jobs), as a qless move does."""
+        old = job.tube
+        if old is tube:
+            return False
+        old.jobs -= 1
+        job.tube = tube
+        tube.jobs += 1
+        tube.refs += 1
+        if counted:
+            tube.total_jobs += 1
+        self.unref(old)
+        return True
+
+    def amend(
+        self,
+        job: Job,
+        pri: int | None = None,
+        delay: int | None = None,
+        ttr: int | None = None,
+        body: bytes | None = None,
+    ) -> None:
+        """Change what a job carries. `pri` only while it is in no queue (the heaps and
+        the urgent counts read it when it is placed); `delay`, `ttr` and `body` any time
+        (the next reservation reads the TTR; the memory cap counts the new body)."""
+        if pri is not None:
+            job.pri = pri
+        if delay is not None:
+            job.delay = delay
+        if ttr is not None:
+            job.ttr = ttr
+        if body is not None:
+            meter = self.meter
+            if meter is not None:
+                meter.removed(job)
+            job.body = body
+            if meter is not None:
+                meter.added(job)
+
+    def attach(self, job: Job, ext: JobExt) -> None:
+        """Give a plain job an extension's extras (qless pop adopting a beanstalkd job)."""
+        job.ext = ext
+
+    def ids_above(self, used: int) -> None:
+        """Ids an extension spent elsewhere (qless ready-key orders) are not handed out:
+        the next id is above `used`."""
+        if used >= self.next_id:
+            self.next_id = used + 1
+
+    def arm(self, when: int, kind: int, target: Any) -> None:
+        """(Re)arm `target`'s timer of an extension's `kind` (see `timer_handlers`) for
+        `when`; its handler runs then. A job's or tube's timer replaces the engine's own."""
+        self.timers.arm(when, kind, target)
+
+    def disarm(self, target: Any) -> None:
+        """Cancel `target`'s timer, if armed."""
+        self.timers.cancel(target)
+
+    def move_deadline(self, job: Job, deadline: int, kind: int = TTR_EXPIRY) -> None:
+        """A reserved job's reservation now ends at `deadline` (touch, a qless lock
+        renewal): its connection's soonest deadline is found again, and the timer of
+        `kind` (the TTR expiry, or an extension's) armed for then."""
+        job.deadline = deadline
+        conn = job.reserver
+        assert conn is not None
+        conn.deadline_moved(job)
+        self.timers.arm(deadline, kind, job)
+
+    def count_delete(self, job: Job) -> None:
+        """A delete command of another dialect removes `job` (stats-tube cmd-delete)."""
+        job.tube.cmd_delete += 1
+
+    def time_out(self, job: Job, now: int) -> None:
+        """A reservation ran out of time: it ends, counted as a timeout (job, tube and
+        engine) with a timeout event. The job is then in no queue: `expire` makes it
+        ready, an extension may finish it instead (a Workq job out of attempts)."""
+        self.unreserve(job)
+        job.timeouts += 1
+        job.tube.timeouts += 1
+        self.counts.job_timeouts += 1
+        if self.events is not None:
+            self.events.emit(now, "timeout", job.id, job.tube.name, None)
 
     # ---- consuming ---------------------------------------------------------------------
 
@@ -611,10 +727,7 @@ class Engine:
         job = conn.reserved.get(job_id)
         if job is None:
             return False
-        deadline = now + job.ttr
-        job.deadline = deadline
-        conn.deadline_moved(job)
-        self.timers.arm(deadline, TTR_EXPIRY, job)
+        self.move_deadline(job, now + job.ttr)
         if self.events is not None:
             self.events.emit(now, "touch", job_id, job.tube.name, conn.id)
         return True
@@ -704,14 +817,10 @@ class Engine:
         self.take_out(job)
         self.make_ready(job, now)
 
-    def _expire(self, job: Job, now: int) -> None:
-        """A reservation ran out of time: the job goes back to ready."""
-        self.unreserve(job)
-        job.timeouts += 1
-        job.tube.timeouts += 1
-        self.counts.job_timeouts += 1
-        if self.events is not None:
-            self.events.emit(now, "timeout", job.id, job.tube.name, None)
+    def expire(self, job: Job, now: int) -> None:
+        """A reservation ran out of time: the job goes back to ready (the TTR_EXPIRY
+        handler; an extension's handler may call it for the jobs it leaves alone)."""
+        self.time_out(job, now)
         self.make_ready(job, now)
 
     def _waiter_due(self, waiter: Waiter, now: int) -> None:

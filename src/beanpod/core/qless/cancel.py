@@ -94,7 +94,7 @@ def kicked(q: Qless, job: Job, now: int) -> None:
 
 def forget_template(q: Qless, job: Job, ext: RecurExt) -> None:
     """Destroy hook part: a template is gone (unrecur or beanstalkd delete)."""
-    q.engine.timers.cancel(ext)
+    q.engine.disarm(ext)
     if q.jobs.get(ext.jid) is job:
         del q.jobs[ext.jid]
     info = q.queues.get(ext.queue)

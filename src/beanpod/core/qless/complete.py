@@ -33,7 +33,7 @@ def complete(
     if ext.queue != queue:
         raise QlessError(f"Complete(): Job {jid} running in another queue: {ext.queue}")
     if data is not None:
-        set_data(job, data)
+        set_data(q, job, data)
     q.history(job, now, "done")
     moves.detach(q, job)
     q.stats.day(queue, now).run.add(max(0, now - ext.time) / 1000)

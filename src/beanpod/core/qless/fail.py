@@ -25,7 +25,7 @@ def fail(
     q.at(now)
     job = owned(q, "Fail", jid, worker, "running with another worker")
     if data is not None:
-        set_data(job, data)
+        set_data(q, job, data)
     q.history(job, now, "failed", worker=worker, group=group)
     moves.detach(q, job)
     moves.to_failed(q, job, now, group, message, worker)

@@ -80,7 +80,7 @@ def heartbeat(q: Qless, now: int, jid: str, worker: str, data: str | None = None
     job = owned(q, "Heartbeat", jid, worker, "given out to another worker")
     ext = moves.ext_of(job)
     if data is not None:
-        set_data(job, data)
+        set_data(q, job, data)
     q.touch_worker(worker, now)
     moves.set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))
     q.save(job)
@@ -114,7 +114,7 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
         ext.timed_out_worker = owner  # qless keeps the old owner in `worker`
         channels.lock_lost(q, ext.jid, owner)
         q.emit(now, "timeout", job)
-        job.pri = 0  # before every waiting job, as qless's +inf score
+        q.engine.amend(job, pri=0)  # before every waiting job, as qless's +inf score
         ext.order = 0
         ext.timed_out = job.reserves  # shown as 'stalled' until handed out again
         q.engine.make_ready(job, now)

@@ -58,7 +58,7 @@ def adopt(q: Qless, job: Job) -> QlessExt | None:
     ext.priority = PRI_PIVOT - job.pri
     ext.time = job.created
     ext.job = job
-    job.ext = ext
+    q.engine.attach(job, ext)
     q.jobs[ext.jid] = job
     q.queue(job.tube.name)
     return ext
@@ -142,22 +142,13 @@ def leave_group(q: Qless, job: Job) -> None:
 def set_queue(q: Qless, job: Job, name: str) -> None:
     """Move a detached job to queue (tube) `name`."""
     ext_of(job).queue = name
-    if retube(q, job, name):
-        job.tube.total_jobs += 1
+    retube(q, job, name, counted=True)
 
 
-def retube(q: Qless, job: Job, name: str) -> bool:
-    """Move a job that is in no engine queue to tube `name`; False if already there."""
-    info = q.queue(name)
-    old = job.tube
-    if old is info.tube:
-        return False
-    old.jobs -= 1
-    tube = job.tube = info.tube
-    tube.jobs += 1
-    tube.refs += 1
-    q.engine.unref(old)
-    return True
+def retube(q: Qless, job: Job, name: str, counted: bool = False) -> None:
+    """Move a job that is in no engine queue to the tube of queue `name` (`counted`: as
+    a job put into it, stats-tube total-jobs)."""
+    q.engine.retube(job, q.queue(name).tube, counted)
 
 
 def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
@@ -176,8 +167,7 @@ def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
 def to_waiting(q: Qless, job: Job, now: int) -> None:
     """A detached job becomes waiting now: last in its priority band."""
     ext = ext_of(job)
-    job.pri = engine_pri(ext.priority)
-    job.delay = 0
+    q.engine.amend(job, pri=engine_pri(ext.priority), delay=0)
     ext.order = q.engine.allocate_id()
     ext.timed_out = 0
     make_waiting(q, job, now)
@@ -190,7 +180,7 @@ def make_waiting(q: Qless, job: Job, now: int) -> None:
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:
-    job.pri = engine_pri(ext_of(job).priority)
+    q.engine.amend(job, pri=engine_pri(ext_of(job).priority))
     make_scheduled(q, job, due)
 
 
@@ -198,7 +188,7 @@ def make_scheduled(q: Qless, job: Job, due: int) -> None:
     """Make a detached job delayed until `due`; then it waits behind those already
     waiting (scheduled_due), as qless moves due jobs in due-time order."""
     q.engine.make_delayed(job, due)
-    q.engine.timers.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
+    q.engine.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
 
 
 def scheduled_due(q: Qless, job: Job, now: int) -> None:
@@ -242,11 +232,7 @@ def lock(q: Qless, job: Job, worker: str, now: int) -> None:
 
 def set_expiry(q: Qless, job: Job, expires: int) -> None:
     """(Re)arm the lock of a job a qless worker holds."""
-    conn = job.reserver
-    assert conn is not None
-    job.deadline = expires
-    conn.deadline_moved(job)
-    q.engine.timers.arm(expires, LOCK_DUE, job)
+    q.engine.move_deadline(job, expires, LOCK_DUE)
     ext = ext_of(job)
     ext.expires = expires
     info = q.queues.get(ext.queue)

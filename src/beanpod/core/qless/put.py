@@ -97,7 +97,7 @@ def create(
     ext.job = job
     q.jobs[jid] = job
     if job.state is JobState.DELAYED:  # waits from its due time (moves.scheduled_due)
-        engine.timers.arm(job.deadline, SCHED_DUE, job)
+        engine.arm(job.deadline, SCHED_DUE, job)
     tags.index(q, jid, ext.tags, now)
     if held is not None:
         q.queue(queue).depends[jid] = job
@@ -124,12 +124,12 @@ def _move(
         ext.throttles = list(dict.fromkeys(opts.throttles))
     ext.remaining = ext.retries
     ext.klass = klass
-    set_data(job, data)
+    set_data(q, job, data)
     if opts.depends:
         deps.replace(q, ext, opts.depends)
     q.history(job, now, "put", q=queue)
     moves.set_queue(q, job, queue)
-    job.ttr = ttr_for(q, queue)
+    q.engine.amend(job, ttr=ttr_for(q, queue))
     ext.time = now
     q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
     moves.place(q, job, now, delay_ms)
@@ -137,11 +137,11 @@ def _move(
     q.save(job)
 
 
-def set_data(job: Job, data: str) -> None:
+def set_data(q: Qless, job: Job, data: str) -> None:
     """Replace a job's data (its body too, so beanstalkd readers see it)."""
     ext = moves.ext_of(job)
     ext.data = data
-    job.body = data.encode()
+    q.engine.amend(job, body=data.encode())
 
 
 def ttr_for(q: Qless, queue: str) -> int:
@@ -156,7 +156,7 @@ def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     ext.priority = priority
     if job.state is JobState.READY:  # re-ranked; keeps its place among equals
         q.engine.take_out(job)
-        job.pri = moves.engine_pri(priority)
+        q.engine.amend(job, pri=moves.engine_pri(priority))
         moves.make_waiting(q, job, now)
     q.save(job)
     return priority

@@ -45,8 +45,8 @@ def _reattach(q: Qless, now: int) -> int:
     jobs = [job for job in q.engine.jobs.values() if job.ext is not None]  # one fast pass
     for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
         ext = job.ext
-        if isinstance(ext, QlessExt) and ext.order >= q.engine.next_id:
-            q.engine.next_id = ext.order + 1
+        if isinstance(ext, QlessExt):
+            q.engine.ids_above(ext.order)
     with restarting():  # re-placing what the engine restored is not a move of its own
         for job in jobs:
             ext = job.ext
@@ -111,7 +111,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
     if ext.tracked:
         q.tracked[ext.jid] = None
     if ext.data is not None:
-        job.body = ext.data.encode()
+        q.engine.amend(job, body=ext.data.encode())
     state = job.state
     q.engine.take_out(job)
     moves.retube(q, job, ext.queue)

@@ -120,11 +120,7 @@ class Qless:
         """The engine connection that holds `worker`'s locks (never disconnected)."""
         conn = self.conns.get(worker)
         if conn is None:
-            engine = self.engine
-            conn = Conn(engine.next_conn_id, engine.default_tube)
-            conn.watch = []
-            engine.next_conn_id += 1
-            self.conns[worker] = conn
+            conn = self.conns[worker] = self.engine.detached_conn()
         return conn
 
     def reattach(self, now: int) -> int:
