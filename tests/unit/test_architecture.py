@@ -249,7 +249,7 @@ def test_wal_room_is_asked_only_through_engine_refuses() -> None:
 def test_job_state_is_assigned_only_by_move() -> None:
     """`job.state = ...` appears in core/job.py only: in move(), which checks the table,
     and in fold_logged_state() and restored_job(), the write-ahead-log replay's unchecked
-    fold (the job is then placed by a checked move inside `restarting()`), once each."""
+    fold (the job is then placed by a checked move inside `Engine.restarting()`), once each."""
     found = []
     for layer in ("core", "protocols", "server", "cli", "web", "testing"):
         for path in _python_files(PACKAGE / layer):

@@ -10,7 +10,6 @@ from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.cli.serve_edge import edge_options, edge_settings
-from beanpod.core import job as job_states
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from beanpod.server.clock import make_clock
@@ -192,8 +191,6 @@ def serve(
         click.echo(describe(click.get_current_context()))
         return
     setup_logging(verbose, log_format)
-    if check_moves:
-        job_states.CHECK_MOVES = True
     from beanpod.server.app import serve as run_server
 
     config = ServerConfig(
@@ -203,7 +200,7 @@ def serve(
         checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
-        edge=edge_settings(edge),
+        check_moves=check_moves, edge=edge_settings(edge),
     )  # fmt: skip
     try:
         run_server(config)

@@ -8,7 +8,8 @@ deadline for the server's ticker. No I/O, no clocks: effects leave through the
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any
 
@@ -26,6 +27,7 @@ from beanpod.core.job import (
     Job,
     JobExt,
     JobState,
+    MoveCheck,
     check_placed,
     move,
 )
@@ -45,7 +47,9 @@ _ENTRY = attrgetter("entry")
 
 
 class Engine:
-    def __init__(self) -> None:
+    def __init__(self, check: MoveCheck | None = None) -> None:
+        # The state table's check of every move (tests, `serve --check-moves`); None: off.
+        self.check = check
         self.jobs: dict[int, Job] = {}
         self.tubes: dict[str, Tube] = {}
         self.tube_list: list[Tube] = []  # list-tubes order (beanstalkd's swap-remove array)
@@ -240,7 +244,7 @@ class Engine:
                 None if ext is None else getattr(ext, "uuid_text", None),  # no failed lookup
             )  # fmt: skip
         if held is not None:
-            move(job, held)
+            move(job, held, self.check)
         elif delay > 0:
             self.make_delayed(job, now + delay)
         else:
@@ -267,7 +271,7 @@ class Engine:
         (RESERVED, a reserve event). `order`: rank within the priority band (0: the id;
         qless passes its own)."""
         tube = job.tube
-        move(job, READY)
+        move(job, READY, self.check)
         tube.ready.push_ready(job, order)
         counts = self.counts
         counts.ready += 1
@@ -285,7 +289,7 @@ class Engine:
         has them, sorted here in place). The keys are sorted once and join the heap in
         one extend, the counters change once (urgent jobs are the keys below pri 1024's
         first): C-level passes instead of a call per job."""
-        check_placed(jobs, READY)
+        check_placed(jobs, READY, self.check)
         if keys is None:
             keys = list(map(_ENTRY, jobs))
         keys.sort()
@@ -301,7 +305,7 @@ class Engine:
     def make_delayed(self, job: Job, due: int) -> None:
         """Place a job that is in no queue in its tube's delayed heap until `due`: state
         DELAYED, `job.deadline = due`, count delayed, a DELAY_DUE timer armed."""
-        move(job, DELAYED)
+        move(job, DELAYED, self.check)
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
@@ -310,7 +314,7 @@ class Engine:
     def make_buried(self, job: Job) -> None:
         """Place a job that is in no queue last in its tube's buried list (kick order):
         state BURIED, count buried."""
-        move(job, BURIED)
+        move(job, BURIED, self.check)
         job.tube.buried[job.id] = job
         self.counts.buried += 1
 
@@ -346,7 +350,7 @@ class Engine:
         state RESERVED, `job.reserver`, reserves +1, `job.deadline = now + ttr`, the
         connection's reservations and soonest deadline (DEADLINE_SOON), counts reserved
         (engine and tube), a TTR_EXPIRY timer armed, a reserve event emitted."""
-        move(job, RESERVED)
+        move(job, RESERVED, self.check)
         job.reserver = conn
         if self.timings is not None:
             if not job.counters & RESERVES_MASK:  # its first reserve: it waited this long
@@ -469,6 +473,26 @@ class Engine:
             job.body = body
             if meter is not None:
                 meter.added(job)
+
+    def hold(self, job: Job, state: JobState) -> None:
+        """Put a job that is in no queue in an extension's held state (HELD_STATES: qless
+        depends/complete, a finished Workq job), in no engine queue."""
+        move(job, state, self.check)
+
+    @contextmanager
+    def restarting(self) -> Iterator[None]:
+        """Moves inside re-create jobs from the write-ahead log (start-up only): the check
+        lets a job appear in any of RESTART_STATES, and an extension re-place a job it
+        restored."""
+        check = self.check
+        if check is None:
+            yield
+            return
+        check.restarting = True
+        try:
+            yield
+        finally:
+            check.restarting = False
 
     def attach(self, job: Job, ext: JobExt) -> None:
         """Give a plain job an extension's extras (qless pop adopting a beanstalkd job)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job, move
+from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job
 from beanpod.core.qless import throttles
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE, plain_jid
@@ -199,12 +199,12 @@ def scheduled_due(q: Qless, job: Job, now: int) -> None:
 
 def to_depends(q: Qless, job: Job) -> None:
     ext = ext_of(job)
-    move(job, DEPENDS)
+    q.engine.hold(job, DEPENDS)
     q.queue(ext.queue).depends[ext.jid] = job
 
 
 def to_complete(q: Qless, job: Job) -> None:
-    move(job, COMPLETE)
+    q.engine.hold(job, COMPLETE)
     q.completed[ext_of(job).jid] = job
 
 

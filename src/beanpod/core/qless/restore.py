@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import Job, JobState, move, restarting
+from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.names import (
@@ -47,7 +47,7 @@ def _reattach(q: Qless, now: int) -> int:
         ext = job.ext
         if isinstance(ext, QlessExt):
             q.engine.ids_above(ext.order)
-    with restarting():  # re-placing what the engine restored is not a move of its own
+    with q.engine.restarting():  # re-placing what the engine restored is not a move of its own
         for job in jobs:
             ext = job.ext
             if isinstance(ext, RecurExt):
@@ -138,7 +138,7 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
             members = q.groups.setdefault(failure["group"], OrderedDict())
             members[moves.ext_of(job).jid] = job
     elif state is JobState.DEPENDS and moves.ext_of(job).throttled_on:
-        move(job, JobState.DEPENDS)  # waits for its throttle again: _repend
+        q.engine.hold(job, JobState.DEPENDS)  # waits for its throttle again: _repend
     elif state is JobState.DEPENDS:
         moves.to_depends(q, job)
     elif state is JobState.COMPLETE:

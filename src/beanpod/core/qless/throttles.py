@@ -24,7 +24,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from beanpod.core.job import DEPENDS, Job, JobState, move
+from beanpod.core.job import DEPENDS, Job, JobState
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 
@@ -171,7 +171,7 @@ def to_throttled(q: Qless, job: Job, tid: str, now: int) -> None:
     assert ext is not None
     ext.throttled_on = tid
     ext.order = q.engine.allocate_id()  # its place among the pending, across restarts
-    move(job, DEPENDS)
+    q.engine.hold(job, DEPENDS)
     _get(q, tid, now).pending[ext.jid] = None
     q.queue(ext.queue).throttled[ext.jid] = job
     q.history(job, now, "throttled", queue=ext.queue)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job, move
+from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job
 from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
 from beanpod.core.workq.ext import (
@@ -334,7 +334,7 @@ class Workq:
             return
         ext.outcome = outcome
         ext.result = result
-        move(job, COMPLETE)
+        self.engine.hold(job, COMPLETE)
         self._journal_update(job)
 
     def _remove(
