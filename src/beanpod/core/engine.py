@@ -71,9 +71,9 @@ class Engine:
             WAITER: self._waiter_due,
             PAUSE_END: self._unpause,
         }
-        # Called as hook(job) when a job carrying extension data (job.ext) is destroyed,
+        # Called as hook(job, now) when a job carrying extension data (job.ext) is destroyed,
         # so extensions drop their indexes and timers (e.g. the Workq uuid index).
-        self.destroy_hooks: list[Callable[[Job], None]] = []
+        self.destroy_hooks: list[Callable[[Job, int], None]] = []
         # Called as hook(job, now) before a job carrying extension data is kicked, so
         # extensions see it leave buried/delayed (a kicked failed qless job leaves its group).
         self.kick_hooks: list[Callable[[Job, int], None]] = []
@@ -395,14 +395,14 @@ class Engine:
         self.timers.cancel(job)
         return conn
 
-    def destroy(self, job: Job) -> None:
+    def destroy(self, job: Job, now: int) -> None:
         """Forget a job that is in no queue and no reservation (take_out / unreserve
         first; the caller has recorded the delete): the extensions' destroy hooks run
         (jobs with `ext`), the id is freed, `tube.jobs` -1, and the job's reference on its
         tube dropped (an unused tube goes)."""
         if job.ext is not None:
             for hook in self.destroy_hooks:
-                hook(job)
+                hook(job, now)
         del self.jobs[job.id]
         tube = job.tube
         tube.jobs -= 1
@@ -708,7 +708,7 @@ class Engine:
             self.events.emit_delete(
                 now, job_id, job.tube.name, conn.id if conn else None, STATE_NAMES[state]
             )
-        self.destroy(job)
+        self.destroy(job, now)
         return True
 
     def release(self, conn: Conn, job_id: int, pri: int, delay: int, now: int) -> bool:

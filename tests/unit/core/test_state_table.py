@@ -71,9 +71,9 @@ class MoveLog(MoveCheck):
     def watch_removals(self, engine: Engine) -> None:
         destroy = engine.destroy
 
-        def recorded(job: Job) -> None:
+        def recorded(job: Job, now: int) -> None:
             self.pairs.add((job.state, None, False))
-            destroy(job)
+            destroy(job, now)
 
         engine.destroy = recorded  # type: ignore[method-assign]
 

@@ -34,7 +34,7 @@ def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
             ext = moves.ext_of(job)
             ext.dependents = {}  # all cancelled too: nothing to release
             worker = ext.worker if job.state is JobState.RESERVED else ""
-            moves.detach(q, job)
+            moves.detach(q, job, now)
             remove(q, job, now, event="delete")
             _canceled(q, ext, worker)
     return jids
@@ -57,10 +57,10 @@ def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
         engine.journal.record_delete(job)
     if event is not None:
         q.emit(now, event, job, state=state_name(job))
-    engine.destroy(job)
+    engine.destroy(job, now)
 
 
-def forget(q: Qless, job: Job) -> None:
+def forget(q: Qless, job: Job, now: int) -> None:
     """Engine destroy hook: drop every index entry of a qless job or template."""
     recur = rext(job)
     if recur is not None:
@@ -75,13 +75,13 @@ def forget(q: Qless, job: Job) -> None:
     if info is not None:
         info.running.pop(job.id, None)
         info.stalled.pop(job.id, None)
-    moves.unplace(q, job)
+    moves.unplace(q, job, now)
     del q.jobs[ext.jid]
     tags.unindex(q, ext.jid, ext.tags)
     for jid in list(ext.dependencies):
         deps.unlink(q, ext, jid)
     if ext.dependents:  # deleted from beanstalkd: dependents treat it as gone (= done)
-        deps.release_dependents(q, job, q.now)
+        deps.release_dependents(q, job, now)
     q.flush_stats()  # a failed job left its group (beanstalkd delete)
 
 

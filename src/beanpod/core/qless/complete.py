@@ -35,7 +35,7 @@ def complete(
     if data is not None:
         set_data(q, job, data)
     q.history(job, now, "done")
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     q.stats.day(queue, now).run.add(max(0, now - ext.time) / 1000)
     ext.time = now
     q.emit(now, "complete", job, bytes=len(job.body))
@@ -50,7 +50,7 @@ def complete(
 def _advance(q: Qless, now: int, job: Job, queue: str, delay_ms: int, jids: list[str]) -> str:
     ext = moves.ext_of(job)
     q.history(job, now, "put", q=queue)
-    moves.set_queue(q, job, queue)
+    moves.set_queue(q, job, queue, now)
     ext.failure = None
     ext.remaining = ext.retries
     deps.link(q, ext, jids)

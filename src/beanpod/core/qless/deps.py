@@ -68,7 +68,7 @@ def release_dependents(q: Qless, job: Job, now: int) -> None:
 
 def _unblock(q: Qless, job: Job, now: int) -> None:
     ext = moves.ext_of(job)
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     due, ext.scheduled = ext.scheduled, 0
     if due > now:
         moves.to_scheduled(q, job, due)

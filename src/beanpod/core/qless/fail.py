@@ -27,7 +27,7 @@ def fail(
     if data is not None:
         set_data(q, job, data)
     q.history(job, now, "failed", worker=worker, group=group)
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     moves.to_failed(q, job, now, group, message, worker)
     q.save(job)
     failed_event(q, jid, worker, group, message)
@@ -52,8 +52,8 @@ def retry(
     job = owned(q, "Retry", jid, worker, "has been given to another worker")
     ext = moves.ext_of(job)
     ext.remaining -= 1
-    moves.detach(q, job)
-    moves.set_queue(q, job, queue)
+    moves.detach(q, job, now)
+    moves.set_queue(q, job, queue, now)
     if ext.remaining < 0:
         group = group or f"failed-retries-{queue}"
         if message is None:
@@ -94,9 +94,9 @@ def unfail(q: Qless, now: int, queue: str, group: str, count: int = 25) -> int:
     for job in jobs:
         ext = moves.ext_of(job)
         del members[ext.jid]
-        moves.detach(q, job)  # already out of the group: stats stay as they are
+        moves.detach(q, job, now)  # already out of the group: stats stay as they are
         q.history(job, now, "put", q=queue)
-        moves.set_queue(q, job, queue)
+        moves.set_queue(q, job, queue, now)
         ext.remaining = ext.retries
         q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=0)
         moves.to_waiting(q, job, now)

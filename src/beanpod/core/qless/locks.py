@@ -29,7 +29,7 @@ def lock_due(q: Qless, job: Job, now: int) -> None:
     """Timer: `job`'s lock expired; it waits in its queue's stalled set."""
     ext = qext(job)
     if ext is not None and job.state is JobState.RESERVED and ext.worker:
-        q.queue(ext.queue).stalled[job.id] = job
+        q.queue(ext.queue, now).stalled[job.id] = job
 
 
 def invalidate(q: Qless, info: QueueInfo, now: int, count: int) -> list[Job]:
@@ -60,7 +60,7 @@ def _expire(q: Qless, job: Job, now: int) -> bool:
     ext = moves.ext_of(job)
     ext.remaining -= 1
     owner = ext.worker
-    moves.unlock(q, job, keep_throttles=ext.remaining >= 0)  # handed out again at once
+    moves.unlock(q, job, now, keep_throttles=ext.remaining >= 0)  # handed out again at once
     q.emit(now, "timeout", job)
     if ext.remaining >= 0:
         return True
@@ -110,7 +110,7 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
         ext = moves.ext_of(job)
         owner = ext.worker
         q.history(job, now, "timed-out")
-        moves.unlock(q, job)
+        moves.unlock(q, job, now)
         ext.timed_out_worker = owner  # qless keeps the old owner in `worker`
         channels.lock_lost(q, ext.jid, owner)
         q.emit(now, "timeout", job)

@@ -49,7 +49,7 @@ def require(q: Qless, fn: str, jid: str) -> tuple[Job, QlessExt]:
     return job, ext_of(job)
 
 
-def adopt(q: Qless, job: Job) -> QlessExt | None:
+def adopt(q: Qless, job: Job, now: int) -> QlessExt | None:
     """qless pop takes a plain (beanstalkd-put) job: give it qless extras (jid
     `beanstalkd:<id>`) so qless can run it; None for a job another dialect owns (Workq)."""
     if job.ext is not None:
@@ -60,26 +60,27 @@ def adopt(q: Qless, job: Job) -> QlessExt | None:
     ext.job = job
     q.engine.attach(job, ext)
     q.jobs[ext.jid] = job
-    q.queue(job.tube.name)
+    q.queue(job.tube.name, now)
     return ext
 
 
 # ---- leaving a place -------------------------------------------------------------------
 
 
-def detach(q: Qless, job: Job) -> None:
-    """Take `job` out of wherever it is: engine queue or reservation, qless sets."""
+def detach(q: Qless, job: Job, now: int) -> None:
+    """Take `job` out of wherever it is: engine queue or reservation, qless sets (the
+    jobs its throttle locks let in become waiting at `now`)."""
     state = job.state
     if state is RESERVED:
-        unlock(q, job)
+        unlock(q, job, now)
     else:
         if state is BURIED:
             leave_group(q, job)
         q.engine.take_out(job)
-    unplace(q, job)
+    unplace(q, job, now)
 
 
-def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
+def unlock(q: Qless, job: Job, now: int, keep_throttles: bool = False) -> None:
     """End `job`'s reservation (a qless lock or a beanstalkd reserve); its throttle
     locks go too unless `keep_throttles` (a stalled job handed straight out again)."""
     q.engine.unreserve(job)
@@ -93,10 +94,10 @@ def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
         ext.expires = 0
         ext.grace = False
         if not keep_throttles:
-            release_throttles(q, job)
+            release_throttles(q, job, now)
 
 
-def unplace(q: Qless, job: Job) -> None:
+def unplace(q: Qless, job: Job, now: int) -> None:
     """Forget `job` in the depends set, the completed list and its throttles
     (idempotent)."""
     ext = qext(job)
@@ -107,14 +108,14 @@ def unplace(q: Qless, job: Job) -> None:
         del info.depends[ext.jid]
     if q.completed.get(ext.jid) is job:
         del q.completed[ext.jid]
-    release_throttles(q, job)
+    release_throttles(q, job, now)
 
 
-def release_throttles(q: Qless, job: Job) -> None:
+def release_throttles(q: Qless, job: Job, now: int) -> None:
     """`job` gives up its throttle locks (or its place among the pending): the jobs
     that get them go back to waiting."""
-    for let_in in throttles.release(q, job, q.now):
-        to_waiting(q, let_in, q.now)
+    for let_in in throttles.release(q, job, now):
+        to_waiting(q, let_in, now)
         q.save(let_in)
 
 
@@ -139,16 +140,16 @@ def leave_group(q: Qless, job: Job) -> None:
 # ---- taking a place --------------------------------------------------------------------
 
 
-def set_queue(q: Qless, job: Job, name: str) -> None:
+def set_queue(q: Qless, job: Job, name: str, now: int) -> None:
     """Move a detached job to queue (tube) `name`."""
     ext_of(job).queue = name
-    retube(q, job, name, counted=True)
+    retube(q, job, name, now, counted=True)
 
 
-def retube(q: Qless, job: Job, name: str, counted: bool = False) -> None:
-    """Move a job that is in no engine queue to the tube of queue `name` (`counted`: as
-    a job put into it, stats-tube total-jobs)."""
-    q.engine.retube(job, q.queue(name).tube, counted)
+def retube(q: Qless, job: Job, name: str, now: int, counted: bool = False) -> None:
+    """Move a job that is in no engine queue to the tube of queue `name` (registered at
+    `now` if new; `counted`: as a job put into it, stats-tube total-jobs)."""
+    q.engine.retube(job, q.queue(name, now).tube, counted)
 
 
 def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
@@ -157,7 +158,7 @@ def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
     ext = ext_of(job)
     if ext.dependencies:
         ext.scheduled = now + delay_ms if delay_ms > 0 else 0
-        to_depends(q, job)
+        to_depends(q, job, now)
     elif delay_ms > 0:
         to_scheduled(q, job, now + delay_ms)
     else:
@@ -197,10 +198,10 @@ def scheduled_due(q: Qless, job: Job, now: int) -> None:
     to_waiting(q, job, now)
 
 
-def to_depends(q: Qless, job: Job) -> None:
+def to_depends(q: Qless, job: Job, now: int) -> None:
     ext = ext_of(job)
     q.engine.hold(job, DEPENDS)
-    q.queue(ext.queue).depends[ext.jid] = job
+    q.queue(ext.queue, now).depends[ext.jid] = job
 
 
 def to_complete(q: Qless, job: Job) -> None:
@@ -225,7 +226,7 @@ def lock(q: Qless, job: Job, worker: str, now: int) -> None:
     """Hand a detached job to qless `worker` until now + the queue's heartbeat."""
     ext = ext_of(job)
     q.engine.make_reserved(q.conn_for(worker), job, now, worker)
-    q.queue(ext.queue).running[job.id] = job
+    q.queue(ext.queue, now).running[job.id] = job
     ext.worker = worker
     set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))
 

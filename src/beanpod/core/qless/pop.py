@@ -51,7 +51,7 @@ def pop_many(
 
 
 def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
-    info = q.queue(queue)
+    info = q.queue(queue, now)
     if info.tube.paused:
         return []
     q.touch_worker(worker, now)
@@ -89,7 +89,7 @@ def _take_waiting(q: Qless, info: QueueInfo, count: int, now: int) -> list[Job]:
             if job is None or (job.ext is not None and qext(job) is None):
                 break  # empty, or a Workq job next: qless does not run those
             q.engine.take_out(job)
-            moves.adopt(q, job)
+            moves.adopt(q, job, now)
             seen += 1
             if throttles.acquire(q, job, now):
                 taken.append(job)
@@ -111,7 +111,7 @@ def _hand(q: Qless, job: Job, worker: str, now: int) -> None:
 def peek(q: Qless, now: int, queue: str, count: int) -> list[dict[str, Any]]:
     """peek(queue, count): what pop would hand out, without taking it."""
     q.at(now)
-    info = q.queue(queue)
+    info = q.queue(queue, now)
     jobs = list(islice(info.stalled.values(), max(0, count)))
     recurring.spawn_due(q, info, now, count - len(jobs))
     jobs += _top_waiting(info, count - len(jobs))

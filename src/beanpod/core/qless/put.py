@@ -45,7 +45,7 @@ def put(
     if jid.startswith(BEANSTALKD_JID):
         raise reserved_jid("Put", jid)
     q.at(now)
-    q.queue(queue)
+    q.queue(queue, now)
     opts = opts or PutArgs()
     job = q.jobs.get(jid)
     if job is None:
@@ -91,7 +91,7 @@ def create(
         ext.scheduled = now + delay_ms
     engine = q.engine
     job = engine.put(
-        q.caller, q.queue(queue).tube, moves.engine_pri(ext.priority),
+        q.caller, q.queue(queue, now).tube, moves.engine_pri(ext.priority),
         0 if held else delay_ms, ttr_for(q, queue), data.encode(), now, ext=ext, held=held,
     )  # fmt: skip
     ext.job = job
@@ -100,7 +100,7 @@ def create(
         engine.arm(job.deadline, SCHED_DUE, job)
     tags.index(q, jid, ext.tags, now)
     if held is not None:
-        q.queue(queue).depends[jid] = job
+        q.queue(queue, now).depends[jid] = job
     throttles.check_put(q, job, now)
     return job
 
@@ -112,7 +112,7 @@ def _move(
     if job.state is JobState.RECUR:
         raise QlessError(f"Put(): {getattr(job.ext, 'jid', job.id)} names a recurring job")
     ext = moves.ext_of(job)  # jobs.get finds qless jobs only (never another dialect's)
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     if opts.tags is not None:
         tags.set_tags(q, job, opts.tags, now)
     tags.stamp(q, ext.jid, ext.tags, now)
@@ -128,7 +128,7 @@ def _move(
     if opts.depends:
         deps.replace(q, ext, opts.depends)
     q.history(job, now, "put", q=queue)
-    moves.set_queue(q, job, queue)
+    moves.set_queue(q, job, queue, now)
     q.engine.amend(job, ttr=ttr_for(q, queue))
     ext.time = now
     q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)

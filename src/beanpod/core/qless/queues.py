@@ -53,7 +53,7 @@ def pause(q: Qless, now: int, names: list[str], paused: bool) -> None:
     complete still work."""
     q.at(now)
     for name in names:
-        q.queue(name)
+        q.queue(name, now)
         q.engine.pause_tube(q.caller, name, PAUSE_MS if paused else 0, now)
 
 

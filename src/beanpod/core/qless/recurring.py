@@ -35,7 +35,7 @@ def recur(
     if jid.startswith(BEANSTALKD_JID):
         raise reserved_jid("Recur", jid)
     q.at(now)
-    q.queue(queue)
+    q.queue(queue, now)
     job = q.jobs.get(jid)
     if job is not None and rext(job) is None:
         raise QlessError(f"Recur(): {jid} names a job, not a recurring template")
@@ -44,7 +44,7 @@ def recur(
     ext.interval, ext.backlog = interval_ms, backlog
     ext.tags = list(dict.fromkeys(tag_list or ()))
     ext.throttles = list(dict.fromkeys(throttle_ids or ()))
-    _move(q, ext, queue)
+    _move(q, ext, queue, now)
     _arm(q, ext, now + offset_ms)
     return jid
 
@@ -58,22 +58,22 @@ def _template(
         return found
     ext = RecurExt(jid, klass, queue, 1)
     engine = q.engine
-    job = engine.put(q.caller, q.queue(queue).tube, 0, 0, 1000, data.encode(), now, ext=ext,
+    job = engine.put(q.caller, q.queue(queue, now).tube, 0, 0, 1000, data.encode(), now, ext=ext,
                      held=JobState.RECUR)  # fmt: skip
     ext.job = job
     q.jobs[jid] = job
-    q.queue(queue).recurring[jid] = job
+    q.queue(queue, now).recurring[jid] = job
     return ext
 
 
-def _move(q: Qless, ext: RecurExt, queue: str) -> None:
+def _move(q: Qless, ext: RecurExt, queue: str, now: int) -> None:
     job = ext.job
     assert job is not None
     old = q.queues.get(ext.queue)
     if old is not None:
         old.recurring.pop(ext.jid, None)
-    q.queue(queue).recurring[ext.jid] = job
-    moves.retube(q, job, queue)
+    q.queue(queue, now).recurring[ext.jid] = job
+    moves.retube(q, job, queue, now)
     ext.queue = queue
 
 
@@ -98,14 +98,15 @@ def spawn_due(q: Qless, info: QueueInfo, now: int, count: int) -> int:
             if missed > ext.backlog:
                 score += math.ceil(missed - ext.backlog) * ext.interval
         while score <= now and moved < count:
-            _spawn(q, ext, score)
+            _spawn(q, ext, score, now)
             moved += 1
             score += ext.interval
         _arm(q, ext, score)
     return moved
 
 
-def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
+def _spawn(q: Qless, ext: RecurExt, when: int, now: int) -> None:
+    """A child of `ext` meant at `when`, spawned by a call at `now`."""
     ext.count += 1
     opts = put.PutArgs(ext.priority, ext.tags, ext.retries, throttle_ids=ext.throttles)
     jid = f"{ext.jid}-{ext.count}"
@@ -113,7 +114,7 @@ def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
     child = q.jobs[jid]
     child_ext = moves.ext_of(child)
     child_ext.spawned_from = ext.jid
-    key = q.timeline.key_at(when, q.now)
+    key = q.timeline.key_at(when, now)
     if child.state is JobState.READY and key is not None:  # rank by its intended time
         q.engine.take_out(child)
         child_ext.order = key
@@ -138,7 +139,7 @@ def update(q: Qless, now: int, jid: str, changes: list[tuple[str, Any]]) -> bool
             _arm(q, ext, ext.next_at + int(value) - ext.interval)
             ext.interval = int(value)
         elif key == "queue":
-            _move(q, ext, str(value))
+            _move(q, ext, str(value), now)
         else:
             setattr(ext, key, value)
     assert ext.job is not None

@@ -29,6 +29,11 @@ from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
 
+# The time a restart's re-indexing judges by: none. A queue it finds only through its
+# jobs (a log from before queues were journalled) counts as seen first of all, and a
+# throttle's lapsed settings are reset by the next call, not by the restart.
+NO_TIME = 0
+
 
 def reattach(q: Qless, now: int) -> int:
     """Index every qless job and template the engine holds; return how many."""
@@ -100,8 +105,8 @@ def _states(q: Qless) -> bool:
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
     ext.job = job
     q.jobs[ext.jid] = job
-    moves.retube(q, job, ext.queue)
-    q.queue(ext.queue).recurring[ext.jid] = job
+    moves.retube(q, job, ext.queue, NO_TIME)
+    q.queue(ext.queue, NO_TIME).recurring[ext.jid] = job
 
 
 def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
@@ -114,7 +119,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
         q.engine.amend(job, body=ext.data.encode())
     state = job.state
     q.engine.take_out(job)
-    moves.retube(q, job, ext.queue)
+    moves.retube(q, job, ext.queue, NO_TIME)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
         if not registry and worker not in q.workers:  # a log from before the registry
@@ -122,7 +127,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
         expires = ext.expires
         moves.lock(q, job, worker, now)
         moves.set_expiry(q, job, expires)
-        throttles.relock(q, job)
+        throttles.relock(q, job, NO_TIME)
     else:
         _replace(q, job, state, now)
 
@@ -140,7 +145,7 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
     elif state is JobState.DEPENDS and moves.ext_of(job).throttled_on:
         q.engine.hold(job, JobState.DEPENDS)  # waits for its throttle again: _repend
     elif state is JobState.DEPENDS:
-        moves.to_depends(q, job)
+        moves.to_depends(q, job, NO_TIME)
     elif state is JobState.COMPLETE:
         moves.to_complete(q, job)
     else:
@@ -152,7 +157,7 @@ def _repend(q: Qless, jobs: list[Job]) -> None:
     waiting = [job for job in jobs if isinstance(job.ext, QlessExt) and job.ext.throttled_on]
     waiting.sort(key=lambda job: moves.ext_of(job).order)
     for job in waiting:
-        throttles.repend(q, job)
+        throttles.repend(q, job, NO_TIME)
 
 
 def _sort_lists(q: Qless) -> None:

@@ -349,7 +349,7 @@ class Workq:
         if event is not None and engine.events is not None:
             extra = {"state": STATE_NAMES[state]} if event == "delete" else {}
             engine.events.emit(now, event, job.id, job.tube.name, _cid(conn), **extra)
-        engine.destroy(job)
+        engine.destroy(job, now)
 
     def _journal_update(self, job: Job) -> None:
         if self.engine.journal is not None:
@@ -373,7 +373,7 @@ class Workq:
             if not waits:
                 del self.waits[wait.job_id]
 
-    def _forget(self, job: Job) -> None:
+    def _forget(self, job: Job, now: int) -> None:
         """Engine destroy hook: drop the uuid and TTL timer; pending waits learn the job
         is gone."""
         ext = workq_ext(job)
