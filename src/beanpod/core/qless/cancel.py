@@ -14,10 +14,11 @@ from beanpod.core.qless.ext import QlessExt, RecurExt, qext, rext
 from beanpod.core.qless.names import state_name
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 
-def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
+def cancel(q: Qless, now: int, jids: list[str], *, caller: Conn | None) -> list[str]:
     """cancel(jid...) -> the jids given. Refused if a job has a dependent that is not
     cancelled with it; complete jobs are left alone; missing jids are fine."""
     q.at(now)
@@ -35,7 +36,7 @@ def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
             ext.dependents = {}  # all cancelled too: nothing to release
             worker = ext.worker if job.state is JobState.RESERVED else ""
             moves.detach(q, job, now)
-            remove(q, job, now, event="delete")
+            remove(q, job, now, event="delete", caller=caller)
             _canceled(q, ext, worker)
     return jids
 
@@ -50,13 +51,13 @@ def _canceled(q: Qless, ext: QlessExt, worker: str) -> None:
     channels.tracked(q, ext, "canceled")
 
 
-def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
+def remove(q: Qless, job: Job, now: int, event: str | None, *, caller: Conn | None) -> None:
     """Delete a detached job from the engine (the destroy hook cleans the indexes)."""
     engine = q.engine
     if engine.journal is not None:
         engine.journal.record_delete(job)
     if event is not None:
-        q.emit(now, event, job, state=state_name(job))
+        q.emit(caller, now, event, job, state=state_name(job))
     engine.destroy(job, now)
 
 
@@ -81,7 +82,7 @@ def forget(q: Qless, job: Job, now: int) -> None:
     for jid in list(ext.dependencies):
         deps.unlink(q, ext, jid)
     if ext.dependents:  # deleted from beanstalkd: dependents treat it as gone (= done)
-        deps.release_dependents(q, job, now)
+        deps.release_dependents(q, job, now, caller=None)  # a delete of another dialect
     q.flush_stats()  # a failed job left its group (beanstalkd delete)
 
 

@@ -25,6 +25,7 @@ from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE, plain_jid
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 U32_MAX = 0xFFFFFFFF
@@ -209,7 +210,9 @@ def to_complete(q: Qless, job: Job) -> None:
     q.completed[ext_of(job).jid] = job
 
 
-def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: str) -> None:
+def to_failed(
+    q: Qless, job: Job, now: int, group: str, message: str, worker: str, *, caller: Conn | None
+) -> None:
     """Fail a detached job into `group`: newest first in the group, stats +1."""
     ext = ext_of(job)
     ext.failure = {"group": group, "message": message, "when": now // 1000, "worker": worker}
@@ -219,7 +222,7 @@ def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: st
     day = q.stats.day(ext.queue, now)
     day.failures += 1
     day.failed += 1
-    q.emit(now, "fail", job, group=group, message=message, bytes=None)
+    q.emit(caller, now, "fail", job, group=group, message=message, bytes=None)
 
 
 def lock(q: Qless, job: Job, worker: str, now: int) -> None:

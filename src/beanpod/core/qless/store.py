@@ -64,7 +64,6 @@ class Qless:
         self.throttles: dict[str, Throttle] = {}  # with settings, locks or waiters
         self.stats = Stats()
         self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
-        self.caller: Conn | None = None  # the connection whose command is running (events)
         self.restoring = False  # reattaching after a WAL restore: nothing new to journal
         self.registry_logged = False  # the log holds REGISTRY_STATE
         self.timeline = Timeline()  # ready keys of past instants (recurring children)
@@ -179,11 +178,12 @@ class Qless:
             raw = b"" if value is None else json.dumps(value, separators=(",", ":")).encode()
             journal.record_state(key, raw)
 
-    def emit(self, now: int, event: str, job: Job, **extra: Any) -> None:
+    def emit(self, caller: Conn | None, now: int, event: str, job: Job, **extra: Any) -> None:
+        """An event of `job` for the event log, naming the connection `caller`."""
         events = self.engine.events
         if events is not None:
-            conn = self.caller
-            events.emit(now, event, job.id, job.tube.name, conn.id if conn else None, **extra)
+            cid = None if caller is None else caller.id
+            events.emit(now, event, job.id, job.tube.name, cid, **extra)
 
     def history(self, job: Job, now: int, what: str, **extra: Any) -> None:
         ext = qext(job)
