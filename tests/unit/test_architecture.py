@@ -110,13 +110,13 @@ def test_the_private_use_scan_finds_a_planted_call(tmp_path: Path) -> None:
 
 
 # The engine's own modules, which keep its books: the engine and the records it keeps,
-# the memory meter and the timings it feeds. The write-ahead log's replay and snapshot
+# and the timings it feeds. The write-ahead log's replay and snapshot
 # (core/restore.py, core/snapshot.py, server/durability.py or the durability package)
 # rebuild those books from the log; the composition root (server/) plugs the journal,
 # event sink and drain switch into a fresh engine.
 ENGINE_OWN = {CORE / f"{name}.py" for name in (
     "engine", "job", "tube", "conn", "timers", "pqueue", "waiters", "stats", "timings",
-    "memory", "restore", "snapshot",
+    "restore", "snapshot",
 )}  # fmt: skip
 OWNERS = {CORE / "job.py": "Job", CORE / "tube.py": "Tube", CORE / "conn.py": "Conn",
           CORE / "engine.py": "Engine"}  # fmt: skip
