@@ -27,7 +27,7 @@ from beanpod.core.workq import Workq
 from beanpod.server import checkpoint
 from beanpod.server.durability import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
-from tests.integration.test_wal_snapshot import image
+from tests.integration.wal.test_snapshot import image
 from tests.support.servers import SubprocessServer
 
 NOW = 1_700_000_000_000
