@@ -5,6 +5,9 @@
   no cycles);
 - nothing outside core/engine.py, core/tube.py and core/conn.py touches an underscore
   member of the engine, a tube or a connection (the extensions use the public moves);
+- outside the engine's own modules nothing writes a field of a Job, Tube, Conn or the
+  Engine, or drives the timer wheel (the extensions use the engine's moves: retube,
+  amend, move_deadline, arm, detached_conn...);
 - no function-level imports in the engine's extensions (core/qless, core/workq);
 - the WAL-room refusal is asked only through Engine.refuses (beanstalkd put inlines it).
 """
@@ -106,6 +109,120 @@ def test_the_private_use_scan_finds_a_planted_call(tmp_path: Path) -> None:
     assert len(found) == 1 and found[0].endswith(":2: ._serve")
 
 
+# The engine's own modules, which keep its books: the engine and the records it keeps,
+# and the timings it feeds. The write-ahead log's replay and snapshot
+# (core/restore.py, core/snapshot.py, server/durability.py or the durability package)
+# rebuild those books from the log; the composition root (server/) plugs the journal,
+# event sink and drain switch into a fresh engine.
+ENGINE_OWN = {CORE / f"{name}.py" for name in (
+    "engine", "job", "tube", "conn", "timers", "pqueue", "waiters", "stats", "timings",
+    "restore", "snapshot",
+)}  # fmt: skip
+OWNERS = {CORE / "job.py": "Job", CORE / "tube.py": "Tube", CORE / "conn.py": "Conn",
+          CORE / "engine.py": "Engine"}  # fmt: skip
+# A field is written "through" one of these when the written object is named so: a job,
+# a tube, a connection, the engine (`job.pri = `, `info.tube.refs += `, `q.engine.x = `).
+HOLDERS = ("job", "tube", "conn", "engine", "reserver")
+CONN_BOOKS = ("deadline_moved", "emptied")  # Conn's soonest-deadline cache, kept by the engine
+
+
+def _engine_own(path: Path) -> bool:
+    parts = path.relative_to(PACKAGE).parts if path.is_relative_to(PACKAGE) else ()
+    return path in ENGINE_OWN or parts[:1] in (("server",), ("durability",))
+
+
+def owned_fields() -> set[str]:
+    """Every field Job, Tube, Conn and Engine set on themselves (and Job's counters)."""
+    names: set[str] = set()
+    for path, class_name in OWNERS.items():
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ClassDef) and node.name == class_name:
+                for item in ast.walk(node):
+                    if isinstance(item, ast.Attribute) and _is_self(item.value):
+                        names.add(item.attr)
+                    elif isinstance(item, ast.FunctionDef) and item.decorator_list:
+                        names.add(item.name)  # a property setter: Job.reserves...
+    return {n for n in names if not n.startswith("_")}
+
+
+def _holder(node: ast.expr) -> bool:
+    while isinstance(node, ast.Subscript | ast.Call):
+        node = node.value if isinstance(node, ast.Subscript) else node.func
+    name = _name(node)
+    return name.lower().endswith(HOLDERS) or name in ("old", "new")
+
+
+def _name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+
+
+def book_writes(path: Path, fields: set[str]) -> list[str]:
+    """Writes in `path` to an engine-owned field through a job, tube, connection or the
+    engine (assignment, augmented assignment, setattr), any use of the engine's timer
+    wheel (`engine.timers`), and calls of a connection's deadline bookkeeping."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = [t for target in node.targets for t in ast.walk(target)]
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if (isinstance(target, ast.Attribute) and isinstance(target.ctx, ast.Store)
+                    and target.attr in fields and not _is_self(target.value)
+                    and _holder(target.value)):  # fmt: skip
+                found.append(f"{_where(path)}:{node.lineno}: {ast.unparse(target)} =")
+        if isinstance(node, ast.Call):
+            found += _book_call(path, node)
+        elif isinstance(node, ast.Attribute) and node.attr == "timers" and _holder(node.value):
+            found.append(f"{_where(path)}:{node.lineno}: {ast.unparse(node)}")  # its wheel
+    return found
+
+
+def _book_call(path: Path, call: ast.Call) -> list[str]:
+    """A call of a connection's deadline bookkeeping, or a `setattr` on a job, tube,
+    connection or the engine."""
+    func = call.func
+    hit = False
+    if isinstance(func, ast.Name):
+        hit = func.id == "setattr" and bool(call.args) and _holder(call.args[0])
+    elif isinstance(func, ast.Attribute):
+        owner = func.value
+        hit = func.attr in CONN_BOOKS and _holder(owner)
+    return [f"{_where(path)}:{call.lineno}: {ast.unparse(func)}()"] if hit else []
+
+
+def test_outside_the_engine_nothing_writes_its_books_or_drives_its_timers() -> None:
+    fields = owned_fields()
+    assert {"pri", "deadline", "refs", "jobs", "watch", "next_conn_id"} <= fields
+    found = [
+        hit
+        for path in _python_files(PACKAGE)
+        if not _engine_own(path)
+        for hit in book_writes(path, fields)
+    ]
+    assert found == []
+
+
+def test_the_book_scan_finds_planted_writes_and_timer_calls(tmp_path: Path) -> None:
+    planted = tmp_path / "ext.py"
+    planted.write_text(
+        "def f(q, job, conn, info):\n"
+        "    job.deadline = 5\n"
+        "    info.tube.refs += 1\n"
+        "    q.engine.timers.arm(5, 10, job)\n"
+        "    conn.deadline_moved(job)\n"
+        "    setattr(q.engine, 'put', print)\n"
+        "    q.engine.next_conn_id, conn.watch = 1, []\n"
+        "    ext.worker = ''  # a field of the extension's own record: allowed\n"
+        "    q.engine.arm(5, 10, job)  # the engine's move: allowed\n"
+        "    cancel = self.engine.timers.cancel\n"
+    )
+    found = book_writes(planted, owned_fields())
+    lines = sorted(int(hit.split(":")[1]) for hit in found)
+    assert lines == [2, 3, 4, 5, 6, 7, 7, 10], found
+
+
 @pytest.mark.parametrize("extension", ["qless", "workq"])
 def test_the_extensions_import_at_module_level_only(extension: str) -> None:
     found = [
@@ -132,7 +249,7 @@ def test_wal_room_is_asked_only_through_engine_refuses() -> None:
 def test_job_state_is_assigned_only_by_move() -> None:
     """`job.state = ...` appears in core/job.py only: in move(), which checks the table,
     and in fold_logged_state() and restored_job(), the write-ahead-log replay's unchecked
-    fold (the job is then placed by a checked move inside `restarting()`), once each."""
+    fold (the job is then placed by a checked move inside `Engine.restarting()`), once each."""
     found = []
     for layer in ("core", "durability", "protocols", "server", "cli", "web", "testing"):
         for path in _python_files(PACKAGE / layer):

@@ -12,7 +12,6 @@ from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.ports import default_workq_port, parse_workq_port
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.cli.serve_edge import edge_options, edge_settings
-from beanpod.core import job as job_states
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
 from beanpod.server.clock import make_clock
 from beanpod.server.config import DEFAULT_ADDRESS, DEFAULT_PORT, ServerConfig
@@ -198,8 +197,6 @@ def serve(
         click.echo(describe(ctx, _default_notes(defaults, port)))
         return
     setup_logging(verbose, log_format)
-    if check_moves:
-        job_states.CHECK_MOVES = True
     from beanpod.server.app import serve as run_server
 
     config = ServerConfig(
@@ -210,7 +207,7 @@ def serve(
         checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
-        edge=edge_settings(edge),
+        check_moves=check_moves, edge=edge_settings(edge),
     )  # fmt: skip
     try:
         run_server(config)

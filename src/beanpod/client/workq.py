@@ -47,7 +47,7 @@ __all__ = [
     "TimedOut",
     "WorkqError",
     "format_time",
-]  # fmt: skip
+]
 
 
 class Client(SocketConn):

@@ -110,7 +110,4 @@ def move(engine: Engine, job_id: int, target: str, now: int) -> tuple[Outcome, J
 def operator_conn(engine: Engine) -> Conn:
     """A connection for the operator's moves that need one (bury): it watches nothing and
     is not counted among clients, like the connection qless keeps per worker."""
-    conn = Conn(engine.next_conn_id, engine.default_tube, dialect="operator")
-    conn.watch = []
-    engine.next_conn_id += 1
-    return conn
+    return engine.detached_conn("operator")

@@ -8,7 +8,8 @@ deadline for the server's ticker. No I/O, no clocks: effects leave through the
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any
 
@@ -26,6 +27,7 @@ from beanpod.core.job import (
     Job,
     JobExt,
     JobState,
+    MoveCheck,
     check_placed,
     move,
 )
@@ -45,7 +47,9 @@ _ENTRY = attrgetter("entry")
 
 
 class Engine:
-    def __init__(self) -> None:
+    def __init__(self, check: MoveCheck | None = None) -> None:
+        # The state table's check of every move (tests, `serve --check-moves`); None: off.
+        self.check = check
         self.jobs: dict[int, Job] = {}
         self.tubes: dict[str, Tube] = {}
         self.tube_list: list[Tube] = []  # list-tubes order (beanstalkd's swap-remove array)
@@ -57,24 +61,31 @@ class Engine:
         self.journal: Journal | None = None
         self.events: EventSink | None = None
         self.timings: JobTimings | None = None  # wait/run histograms (/metrics), when on
-        # --max-memory / --max-jobs-per-tube; set by memory.meter_engine, which also wraps
-        # put and destroy to count what they add and drop (nothing at all when off).
+        # --max-memory / --max-jobs-per-tube (`keep_meter`): put and destroy count what
+        # they add and drop; one attribute test each when off.
         self.meter: MemoryMeter | None = None
         # What each timer kind does when due; extensions register their own kinds.
         self.timer_handlers: dict[int, Callable[[Any, int], None]] = {
             DELAY_DUE: self._delay_due,
-            TTR_EXPIRY: self._expire,
+            TTR_EXPIRY: self.expire,
             WAITER: self._waiter_due,
             PAUSE_END: self._unpause,
         }
-        # Called as hook(job) when a job carrying extension data (job.ext) is destroyed,
+        # Called as hook(job, now) when a job carrying extension data (job.ext) is destroyed,
         # so extensions drop their indexes and timers (e.g. the Workq uuid index).
-        self.destroy_hooks: list[Callable[[Job], None]] = []
+        self.destroy_hooks: list[Callable[[Job, int], None]] = []
         # Called as hook(job, now) before a job carrying extension data is kicked, so
         # extensions see it leave buried/delayed (a kicked failed qless job leaves its group).
         self.kick_hooks: list[Callable[[Job, int], None]] = []
         self.default_tube = self.tube(DEFAULT_TUBE)
         self.default_tube.refs += 1  # "default" always exists
+
+    def keep_meter(self, meter: MemoryMeter) -> None:
+        """From now on, count the jobs held and their bytes against `meter` (the memory
+        cap): those held now, then every job put adds and destroy drops."""
+        meter.jobs = len(self.jobs)
+        meter.body_bytes = sum(len(job.body) for job in self.jobs.values())
+        self.meter = meter
 
     # ---- tubes -------------------------------------------------------------------------
 
@@ -234,13 +245,15 @@ class Engine:
                 None if ext is None else getattr(ext, "uuid_text", None),  # no failed lookup
             )  # fmt: skip
         if held is not None:
-            move(job, held)
+            move(job, held, self.check)
         elif delay > 0:
             self.make_delayed(job, now + delay)
         else:
             self.make_ready(job, now)
         if self.journal is not None:  # after placing it: the record holds its state
             self.journal.record_put(job)
+        if self.meter is not None:
+            self.meter.added(job)
         return job
 
     # ---- the public moves -----------------------------------------------------------------
@@ -259,7 +272,7 @@ class Engine:
         (RESERVED, a reserve event). `order`: rank within the priority band (0: the id;
         qless passes its own)."""
         tube = job.tube
-        move(job, READY)
+        move(job, READY, self.check)
         tube.ready.push_ready(job, order)
         counts = self.counts
         counts.ready += 1
@@ -277,7 +290,7 @@ class Engine:
         has them, sorted here in place). The keys are sorted once and join the heap in
         one extend, the counters change once (urgent jobs are the keys below pri 1024's
         first): C-level passes instead of a call per job."""
-        check_placed(jobs, READY)
+        check_placed(jobs, READY, self.check)
         if keys is None:
             keys = list(map(_ENTRY, jobs))
         keys.sort()
@@ -293,7 +306,7 @@ class Engine:
     def make_delayed(self, job: Job, due: int) -> None:
         """Place a job that is in no queue in its tube's delayed heap until `due`: state
         DELAYED, `job.deadline = due`, count delayed, a DELAY_DUE timer armed."""
-        move(job, DELAYED)
+        move(job, DELAYED, self.check)
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
@@ -302,7 +315,7 @@ class Engine:
     def make_buried(self, job: Job) -> None:
         """Place a job that is in no queue last in its tube's buried list (kick order):
         state BURIED, count buried."""
-        move(job, BURIED)
+        move(job, BURIED, self.check)
         job.tube.buried[job.id] = job
         self.counts.buried += 1
 
@@ -338,7 +351,7 @@ class Engine:
         state RESERVED, `job.reserver`, reserves +1, `job.deadline = now + ttr`, the
         connection's reservations and soonest deadline (DEADLINE_SOON), counts reserved
         (engine and tube), a TTR_EXPIRY timer armed, a reserve event emitted."""
-        move(job, RESERVED)
+        move(job, RESERVED, self.check)
         job.reserver = conn
         if self.timings is not None:
             if not job.counters & RESERVES_MASK:  # its first reserve: it waited this long
@@ -383,14 +396,14 @@ class Engine:
         self.timers.cancel(job)
         return conn
 
-    def destroy(self, job: Job) -> None:
+    def destroy(self, job: Job, now: int) -> None:
         """Forget a job that is in no queue and no reservation (take_out / unreserve
         first; the caller has recorded the delete): the extensions' destroy hooks run
         (jobs with `ext`), the id is freed, `tube.jobs` -1, and the job's reference on its
         tube dropped (an unused tube goes)."""
         if job.ext is not None:
             for hook in self.destroy_hooks:
-                hook(job)
+                hook(job, now)
         del self.jobs[job.id]
         tube = job.tube
         tube.jobs -= 1
@@ -398,6 +411,133 @@ class Engine:
             tube.refs -= 1
         else:
             self.unref(tube)
+        if self.meter is not None:
+            self.meter.removed(job)
+
+    # ---- the extensions' moves ------------------------------------------------------------
+    # What qless and Workq need beyond the queue moves above, so that no field the engine
+    # owns is written and no timer armed outside it (tests/unit/test_architecture.py).
+
+    def detached_conn(self, dialect: str, peer: str = "", since: int = 0, name: str = "") -> Conn:
+        """A connection for work no client holds (a qless worker's locks, a Workq lease, an
+        operator's bury): it watches nothing, is not counted among clients and is never
+        disconnected. `dialect`, `peer`, `since` and `name` tell the console who it is."""
+        conn = Conn(self.next_conn_id, self.default_tube, peer, since, name, dialect)
+        conn.watch = []
+        self.next_conn_id += 1
+        return conn
+
+    def keep_tube(self, name: str) -> Tube:
+        """The tube `name`, with one more reference on it (it outlives its jobs, a pause
+        included); `unref` gives the reference back."""
+        tube = self.tube(name)
+        tube.refs += 1
+        return tube
+
+    def retube(self, job: Job, tube: Tube, counted: bool = False) -> bool:
+        """Move a job that is in no queue to `tube` (its reference moves with it; an old
+        tube left unused goes); False if it is there already. `counted`: the job counts
+        as put into `tube` (stats-tube total-jobs), as a qless move does."""
+        old = job.tube
+        if old is tube:
+            return False
+        old.jobs -= 1
+        job.tube = tube
+        tube.jobs += 1
+        tube.refs += 1
+        if counted:
+            tube.total_jobs += 1
+        self.unref(old)
+        return True
+
+    def amend(
+        self,
+        job: Job,
+        pri: int | None = None,
+        delay: int | None = None,
+        ttr: int | None = None,
+        body: bytes | None = None,
+    ) -> None:
+        """Change what a job carries. `pri` only while it is in no queue (the heaps and
+        the urgent counts read it when it is placed); `delay`, `ttr` and `body` any time
+        (the next reservation reads the TTR; the memory cap counts the new body)."""
+        if pri is not None:
+            job.pri = pri
+        if delay is not None:
+            job.delay = delay
+        if ttr is not None:
+            job.ttr = ttr
+        if body is not None:
+            meter = self.meter
+            if meter is not None:
+                meter.removed(job)
+            job.body = body
+            if meter is not None:
+                meter.added(job)
+
+    def hold(self, job: Job, state: JobState) -> None:
+        """Put a job that is in no queue in an extension's held state (HELD_STATES: qless
+        depends/complete, a finished Workq job), in no engine queue."""
+        move(job, state, self.check)
+
+    @contextmanager
+    def restarting(self) -> Iterator[None]:
+        """Moves inside re-create jobs from the write-ahead log (start-up only): the check
+        lets a job appear in any of RESTART_STATES, and an extension re-place a job it
+        restored."""
+        check = self.check
+        if check is None:
+            yield
+            return
+        check.restarting = True
+        try:
+            yield
+        finally:
+            check.restarting = False
+
+    def attach(self, job: Job, ext: JobExt) -> None:
+        """Give a plain job an extension's extras (qless pop adopting a beanstalkd job)."""
+        job.ext = ext
+
+    def ids_above(self, used: int) -> None:
+        """Ids an extension spent elsewhere (qless ready-key orders) are not handed out:
+        the next id is above `used`."""
+        if used >= self.next_id:
+            self.next_id = used + 1
+
+    def arm(self, when: int, kind: int, target: Any) -> None:
+        """(Re)arm `target`'s timer of an extension's `kind` (see `timer_handlers`) for
+        `when`; its handler runs then. A job's or tube's timer replaces the engine's own."""
+        self.timers.arm(when, kind, target)
+
+    def disarm(self, target: Any) -> None:
+        """Cancel `target`'s timer, if armed."""
+        self.timers.cancel(target)
+
+    def move_deadline(self, job: Job, deadline: int, kind: int = TTR_EXPIRY) -> None:
+        """A reserved job's reservation now ends at `deadline` (touch, a qless lock
+        renewal): its connection's soonest deadline is found again, and the timer of
+        `kind` (the TTR expiry, or an extension's) armed for then."""
+        job.deadline = deadline
+        conn = job.reserver
+        assert conn is not None
+        conn.deadline_moved(job)
+        self.timers.arm(deadline, kind, job)
+
+    def count_delete(self, job: Job) -> None:
+        """A delete command of another dialect removes `job` (stats-tube cmd-delete)."""
+        job.tube.cmd_delete += 1
+
+    def time_out(self, job: Job, now: int) -> None:
+        """A reservation ran out of time: it ends, counted as a timeout (job, tube and
+        engine) with a timeout event. The job is then in no queue: `expire` makes it
+        ready, an extension may finish it instead (a Workq job out of attempts)."""
+        self.unreserve(job)
+        job.timeouts += 1
+        job.tube.timeouts += 1
+        self.counts.job_timeouts += 1
+        if self.events is not None:
+            self.events.emit(now, "timeout", job.id, job.tube.name, None)
 
     # ---- consuming ---------------------------------------------------------------------
 
@@ -569,7 +709,7 @@ class Engine:
             self.events.emit_delete(
                 now, job_id, job.tube.name, conn.id if conn else None, STATE_NAMES[state]
             )
-        self.destroy(job)
+        self.destroy(job, now)
         return True
 
     def release(self, conn: Conn, job_id: int, pri: int, delay: int, now: int) -> bool:
@@ -612,10 +752,7 @@ class Engine:
         job = conn.reserved.get(job_id)
         if job is None:
             return False
-        deadline = now + job.ttr
-        job.deadline = deadline
-        conn.deadline_moved(job)
-        self.timers.arm(deadline, TTR_EXPIRY, job)
+        self.move_deadline(job, now + job.ttr)
         if self.events is not None:
             self.events.emit(now, "touch", job_id, job.tube.name, conn.id)
         return True
@@ -705,14 +842,10 @@ class Engine:
         self.take_out(job)
         self.make_ready(job, now)
 
-    def _expire(self, job: Job, now: int) -> None:
-        """A reservation ran out of time: the job goes back to ready."""
-        self.unreserve(job)
-        job.timeouts += 1
-        job.tube.timeouts += 1
-        self.counts.job_timeouts += 1
-        if self.events is not None:
-            self.events.emit(now, "timeout", job.id, job.tube.name, None)
+    def expire(self, job: Job, now: int) -> None:
+        """A reservation ran out of time: the job goes back to ready (the TTR_EXPIRY
+        handler; an extension's handler may call it for the jobs it leaves alone)."""
+        self.time_out(job, now)
         self.make_ready(job, now)
 
     def _waiter_due(self, waiter: Waiter, now: int) -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -38,7 +37,8 @@ STATE_NAMES: tuple[str, ...] = (
 HELD_STATES = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
 
 # Every state change a job may make: old -> allowed new states. `move()` below is the
-# one function that changes `job.state`; it checks this table when CHECK_MOVES is on.
+# one function that changes `job.state`; it checks this table when the engine has a
+# MoveCheck.
 # None is "does not exist": the row None lists what a put creates; every row's None is
 # a delete (or a Workq/qless removal). A restart re-creates each job in the state its
 # last record names (RESTART_STATES: never RESERVED, a restart ends reservations).
@@ -73,11 +73,6 @@ TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
     RECUR: frozenset({None}),  # a qless recurring template is only ever removed
 }  # fmt: skip
 RESTART_STATES = frozenset({READY, DELAYED, BURIED, DEPENDS, COMPLETE, RECUR})
-
-# Off in production (the check is a dict and a set lookup per move, see
-# docs/architecture.md for its measured cost); tests/conftest.py and `--check-moves`
-# turn it on.
-CHECK_MOVES = False
 
 
 class IllegalMove(AssertionError):
@@ -213,11 +208,27 @@ class Job:
         return f"<Job {self.id} {self.tube.name} {state} pri={self.pri}>"
 
 
-def move(job: Job, new: JobState) -> None:
-    """The one place a job's state changes: the engine's moves (make_ready, ...) and the
-    extensions' held states call it. Checked against TRANSITIONS when CHECK_MOVES is on."""
-    if CHECK_MOVES:
-        check_move(job, new)
+class MoveCheck:
+    """The state table's check of one engine's moves (`Engine(check=MoveCheck())`): on in
+    every test (tests/conftest.py) and with `beanpod serve --check-moves`; off (None) in
+    production, where it would cost more than 1 % (docs/architecture.md). `restarting`:
+    the moves re-create jobs from the write-ahead log (`Engine.restarting()`)."""
+
+    __slots__ = ("restarting",)
+
+    def __init__(self) -> None:
+        self.restarting = False
+
+    def __call__(self, job: Job, new: JobState) -> None:
+        """Raise IllegalMove unless `job` may go from its state to `new`."""
+        check_move(job, new, self.restarting)
+
+
+def move(job: Job, new: JobState, check: MoveCheck | None) -> None:
+    """The one place a job's state changes: the engine's moves (make_ready, ...,
+    `Engine.hold` for the extensions' held states) call it with the engine's `check`."""
+    if check is not None:
+        check(job, new)
     job.state = new
 
 
@@ -225,7 +236,7 @@ def fold_logged_state(job: Job, logged: JobState) -> None:
     """Write-ahead-log replay only: the state the job's latest record names, while the
     restart folds records into jobs that are in no queue yet. The moves in between were
     never logged (a reserve is not), so nothing is checked here; the restart's placing
-    move (inside `restarting()`) is."""
+    move (inside `Engine.restarting()`) is."""
     job.state = logged
 
 
@@ -270,23 +281,24 @@ def restored_job(
 _new_object = object.__new__
 
 
-def check_placed(jobs: Iterable[Job], new: JobState) -> None:
+def check_placed(jobs: Iterable[Job], new: JobState, check: MoveCheck | None) -> None:
     """The placing move of jobs `restored_job` made in state `new` already (a restart's
-    bulk placement): checked against the table when CHECK_MOVES is on, one by one, so
-    a replaced `check_move` sees each; nothing to store (they are in it)."""
-    if CHECK_MOVES:
+    bulk placement): checked against the table when the engine checks, one by one, so
+    the check sees each; nothing to store (they are in it)."""
+    if check is not None:
         for job in jobs:
-            check_move(job, new)
+            check(job, new)
             if job.state is not new:
                 raise IllegalMove(f"job {job.id}: placed {state_name(new)} while "
                                   f"{state_name(job.state)}")  # fmt: skip
 
 
-def check_move(job: Job, new: JobState) -> None:
-    """Raise IllegalMove unless `job` may go from its state to `new`."""
+def check_move(job: Job, new: JobState, restarting: bool = False) -> None:
+    """Raise IllegalMove unless `job` may go from its state to `new` (`restarting`: a
+    restart re-creates it from the log)."""
     old: JobState | None = getattr(job, "state", None)  # unset before its first move
     allowed = TRANSITIONS[old]
-    if _restarting and (old is None or old is new):
+    if restarting and (old is None or old is new):
         allowed = RESTART_STATES  # re-created from the log, or re-placed by its extension
     if new not in allowed:
         raise IllegalMove(f"job {job.id}: {state_name(old)} -> {state_name(new)} is not declared")
@@ -294,23 +306,3 @@ def check_move(job: Job, new: JobState) -> None:
 
 def state_name(state: JobState | None) -> str:
     return "(none)" if state is None else STATE_NAMES[state]
-
-
-_restarting = False
-
-
-def restarting_now() -> bool:
-    """Are moves being made by a restart (inside `restarting()`)?"""
-    return _restarting
-
-
-@contextmanager
-def restarting() -> Iterator[None]:
-    """Moves inside re-create jobs from the write-ahead log (start-up only): a job may
-    appear in any of RESTART_STATES, and an extension may re-place a job it restored."""
-    global _restarting
-    _restarting = True
-    try:
-        yield
-    finally:
-        _restarting = False

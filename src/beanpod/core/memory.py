@@ -9,10 +9,9 @@ fixed-size structures, so the cap bounds growth, not the process's RSS.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from beanpod.core.engine import Engine
     from beanpod.core.job import Job
 
 # Measured with tracemalloc over 20,000 puts (bodies of 0, 100 and 1,000 bytes): 270-370
@@ -55,25 +54,3 @@ class MemoryMeter:
             self.refused += 1
             return True
         return False
-
-
-def meter_engine(engine: Engine, meter: MemoryMeter) -> None:
-    """Count what `engine` holds now, then every job its put adds and its destroy drops.
-    The wrappers are instance attributes: an engine without a meter runs its own methods
-    untouched (no per-command test on the hot path when the options are off)."""
-    meter.jobs = len(engine.jobs)
-    meter.body_bytes = sum(len(job.body) for job in engine.jobs.values())
-    put, destroy = engine.put, engine.destroy
-
-    def metered_put(*args: Any, **kwargs: Any) -> Job:
-        job = put(*args, **kwargs)
-        meter.added(job)
-        return job
-
-    def metered_destroy(job: Job) -> None:
-        destroy(job)
-        meter.removed(job)
-
-    setattr(engine, "put", metered_put)  # noqa: B010 - an instance override, on purpose
-    setattr(engine, "destroy", metered_destroy)  # noqa: B010
-    engine.meter = meter

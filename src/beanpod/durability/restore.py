@@ -25,8 +25,6 @@ from beanpod.core.job import (
     JobExt,
     JobState,
     fold_logged_state,
-    move,
-    restarting,
     restored_job,
 )
 from beanpod.core.pqueue import ready_key
@@ -321,7 +319,7 @@ def _decode_ext(kind: int, data: bytes) -> JobExt | None:
 
 
 def _place_all(engine: Engine, jobs: list[Job], now: int, one_tube: bool = False) -> None:
-    """Put each folded job in its queue. The moves are made `restarting()`: the state
+    """Put each folded job in its queue. The moves are made `engine.restarting()`: the state
     table lets a job re-enter its logged state. Ready jobs (nearly all, usually) are
     placed a tube at once with the keys they were made with; the rest one by one, in
     order (buried jobs keep their bury order)."""
@@ -332,7 +330,7 @@ def _place_all(engine: Engine, jobs: list[Job], now: int, one_tube: bool = False
         others = list(compress(jobs, map(is_not, states, repeat(READY))))
     for tube, group in _by_tube(ready, one_tube):
         _place_ready(engine, tube, group, now)
-    with restarting():
+    with engine.restarting():
         _place_each(engine, others, now)
 
 
@@ -342,7 +340,7 @@ def _place_ready(
     """Place jobs of `tube` made READY at once (`keys`: theirs, when known)."""
     tube.jobs += len(jobs)
     tube.refs += len(jobs)
-    with restarting():
+    with engine.restarting():
         engine.make_ready_restored(tube, jobs, now, keys)
 
 
@@ -377,4 +375,4 @@ def _place_each(engine: Engine, jobs: Iterable[Job], now: int) -> None:
                 events.emit(now, "timeout", job.id, tube.name, None)
             make_ready(job, now)
         else:  # an extension's held state (HELD_STATES): it re-places the job itself
-            move(job, state)
+            engine.hold(job, state)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability.progress import ReplayProgress
 from beanpod.protocols.beanstalkd.context import Dialect
 from beanpod.server import early_listen
@@ -57,7 +58,7 @@ class App:
         self.clock = make_clock(config.clock) if clock is None else clock  # tests share one
         if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
             self.clock.on_move = self._clock_moved
-        self.engine = Engine()
+        self.engine = Engine(MoveCheck() if config.check_moves else None)
         self.started_at = self.clock.now()
         self.info = ProcessInfo(self.started_at)
         self.info.binlog_max_size = config.segment_size

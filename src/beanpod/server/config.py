@@ -32,6 +32,7 @@ class ServerConfig:
     http_token_file: str | None = None  # --http-token: file holding the HTTP access token
     metrics_max_tubes: int = 500  # --metrics-max-tubes: tubes /metrics exports by name
     analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
+    check_moves: bool = False  # --check-moves: the engine checks every move (debugging)
     edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 
     @property

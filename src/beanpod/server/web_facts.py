@@ -45,7 +45,7 @@ class AppFacts:
         return {
             (VERB_NAMES.get(verb, "unparsed"), reply.decode().strip()): count
             for (verb, reply), count in self.app.dialect.errors.items()
-        }  # fmt: skip
+        }
 
     def connections(self) -> Mapping[tuple[str, str], int]:
         roles: dict[tuple[str, str], int] = {}

@@ -76,7 +76,7 @@ class WalWriter:
         self.keep_unsynced = keep_unsynced  # hold written bytes until fsynced (for rewrite)
         self.segments: dict[int, Segment] = {
             i: Segment(i, p, -1, size, size, allocated=size) for i, p, size in old
-        }  # fmt: skip
+        }
         self.next_index = first_index
         self.current: Segment | None = None
         self.spares: list[Segment] = []

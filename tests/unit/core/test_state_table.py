@@ -2,7 +2,7 @@
 
 beanstalkd, Workq and qless moves (and restarts from the log) are driven at random on one
 engine; every old -> new pair that `move()` makes, and every removal, is recorded and
-checked against the table. `check_move` is replaced by the recorder, so this test reads
+checked against the table. The engine's check is the recorder, so this test reads
 the table itself rather than trusting the engine's check. A fixed tour shows the random
 drive can reach the extension edges at all.
 """
@@ -22,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from beanpod.cli import serve as serve_command
 from beanpod.core import job as job_states
 from beanpod.core.engine import Engine
-from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState
+from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState, MoveCheck
 from beanpod.core.qless import Qless, QlessError
 from beanpod.core.qless.api import call
 from beanpod.core.qless.names import worker_of
@@ -54,22 +54,26 @@ def declared(pair: Pair) -> bool:
     return new in TRANSITIONS[old]
 
 
-class MoveLog:
-    """Stands in for `check_move`: records each pair instead of judging it."""
+class MoveLog(MoveCheck):
+    """Stands in for the engine's check (`Engine(check=...)`): records each pair instead
+    of judging it."""
+
+    __slots__ = ("pairs",)
 
     def __init__(self) -> None:
+        super().__init__()
         self.pairs: set[Pair] = set()
 
     def __call__(self, job: Job, new: JobState) -> None:
         old = getattr(job, "state", None)
-        self.pairs.add((old, new, job_states.restarting_now()))
+        self.pairs.add((old, new, self.restarting))
 
     def watch_removals(self, engine: Engine) -> None:
         destroy = engine.destroy
 
-        def recorded(job: Job) -> None:
+        def recorded(job: Job, now: int) -> None:
             self.pairs.add((job.state, None, False))
-            destroy(job)
+            destroy(job, now)
 
         engine.destroy = recorded  # type: ignore[method-assign]
 
@@ -78,11 +82,8 @@ class MoveLog:
 
 
 @pytest.fixture
-def move_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[MoveLog]:
-    log = MoveLog()
-    monkeypatch.setattr(job_states, "CHECK_MOVES", True)  # whatever tests/conftest.py says
-    monkeypatch.setattr(job_states, "check_move", log)
-    yield log
+def move_log() -> Iterator[MoveLog]:
+    yield MoveLog()
 
 
 class MemoryJournal:
@@ -115,7 +116,7 @@ class Dialects:
     def __init__(self, log: MoveLog, journal: MemoryJournal | None = None) -> None:
         self.log = log
         self.journal = journal or MemoryJournal()
-        self.engine = Engine()
+        self.engine = Engine(check=log)
         self.engine.journal = self.journal
         log.watch_removals(self.engine)
         self.q = Qless(self.engine)
@@ -163,13 +164,7 @@ class StateTableMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.log = MoveLog()
-        self.saved = job_states.CHECK_MOVES, job_states.check_move
-        job_states.CHECK_MOVES = True
-        job_states.check_move = self.log
         self.d = Dialects(self.log)
-
-    def teardown(self) -> None:
-        job_states.CHECK_MOVES, job_states.check_move = self.saved
 
     # ---- beanstalkd ----------------------------------------------------------------
 
@@ -407,16 +402,15 @@ def _qless_tour(d: Dialects) -> None:
 
 def test_the_recorder_catches_an_undeclared_move(move_log: MoveLog) -> None:
     """A READY -> BURIED move (no such edge) is reported."""
-    e = Engine()
+    e = Engine(check=move_log)
     job = e.put(None, e.tube("q"), 1, 0, 5000, b"x", 0)
     e.take_out(job)
     e.make_buried(job)
     assert move_log.undeclared() == [(R, B, False)]
 
 
-def test_the_engine_check_refuses_an_undeclared_move(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(job_states, "CHECK_MOVES", True)
-    e = Engine()
+def test_the_engine_check_refuses_an_undeclared_move() -> None:
+    e = Engine(check=MoveCheck())
     job = e.put(None, e.tube("q"), 1, 0, 5000, b"x", 0)
     e.take_out(job)
     with pytest.raises(job_states.IllegalMove, match="ready -> buried"):
@@ -432,9 +426,8 @@ def test_serve_turns_the_check_on_for_debugging(
     monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], checked: bool
 ) -> None:
     seen: list[bool] = []
-    monkeypatch.setattr(app, "serve", lambda config: seen.append(job_states.CHECK_MOVES))
+    monkeypatch.setattr(app, "serve", lambda config: seen.append(config.check_moves))
     monkeypatch.setattr(serve_command, "setup_logging", lambda verbose, log_format: None)
-    monkeypatch.setattr(job_states, "CHECK_MOVES", False)
     monkeypatch.delenv("BEANPOD_CHECK_MOVES", raising=False)
     result = CliRunner().invoke(serve_command.serve, ["-p", "0", *args], env=env)
     assert result.exit_code == 0, result.output

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+pytest.importorskip("pyspark", reason="pyspark not installed (beanpod[analytics])")
+
 from beanpod.analytics import pipeline
 from beanpod.cli import analyze as cli_analyze
 

@@ -33,6 +33,7 @@ from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.view import job_view
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 Fn = Callable[["Qless", int, Args], Any]
@@ -49,9 +50,12 @@ READ_ONLY = frozenset({
 RECORD_ALLOWANCE = 16384
 
 
-def call(q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0) -> Any:
-    """Run qless function `fn` with positional `args` at `now` (engine ms). `nbytes`:
-    the request's size, for the disk-space check made before any mutation."""
+def call(
+    q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0, caller: Conn | None = None
+) -> Any:
+    """Run qless function `fn` with positional `args` at `now` (engine ms) for `caller`
+    (the connection its events name; None: none). `nbytes`: the request's size, for the
+    disk-space check made before any mutation."""
     handler = FUNCTIONS.get(fn)
     if handler is None:
         raise QlessError(f"Unknown command {fn}")
@@ -62,7 +66,7 @@ def call(q: Qless, fn: str, args: list[Any], now: int, nbytes: int = 0) -> Any:
             f"{name}(): out of disk space for the write-ahead log; nothing was changed"
         )
     try:
-        return handler(q, now, Args(name, list(args)))
+        return handler(q, now, Args(name, list(args), caller))
     finally:
         q.flush_stats()
 
@@ -89,11 +93,11 @@ def _put_args(a: Args) -> tuple[str, str, str, str, str, int, put.PutArgs]:
 
 
 def _put(q: Qless, now: int, a: Args) -> Any:
-    return put.put(q, now, *_put_args(a))
+    return put.put(q, now, *_put_args(a), caller=a.caller)
 
 
 def _requeue(q: Qless, now: int, a: Args) -> Any:
-    return put.requeue(q, now, *_put_args(a))
+    return put.requeue(q, now, *_put_args(a), caller=a.caller)
 
 
 def _pop(q: Qless, now: int, a: Args) -> Any:
@@ -101,12 +105,13 @@ def _pop(q: Qless, now: int, a: Args) -> Any:
     worker, count = a.text("worker"), a.integer("count")
     if isinstance(target, list):
         order = a.opt_text("order") or "ordered"
-        return pop.pop_many(q, now, a.to_list("queue", target), worker, count, order)
-    return pop.pop(q, now, str(target), worker, count)
+        return pop.pop_many(q, now, a.to_list("queue", target), worker, count, order,
+                            caller=a.caller)  # fmt: skip
+    return pop.pop(q, now, str(target), worker, count, caller=a.caller)
 
 
 def _peek(q: Qless, now: int, a: Args) -> Any:
-    return pop.peek(q, now, a.text("queue"), a.integer("count"))
+    return pop.peek(q, now, a.text("queue"), a.integer("count"), caller=a.caller)
 
 
 def _complete(q: Qless, now: int, a: Args) -> Any:
@@ -121,6 +126,7 @@ def _complete(q: Qless, now: int, a: Args) -> Any:
         q, now, jid, worker, queue, data, opts.get("next"),
         None if delay is None else round(a.to_number("delay", delay) * 1000),
         None if "depends" not in opts else a.to_list("depends", opts["depends"]),
+        caller=a.caller,
     )  # fmt: skip
 
 
@@ -128,14 +134,14 @@ def _fail(q: Qless, now: int, a: Args) -> Any:
     jid, worker, group = a.text("jid"), a.text("worker"), a.text("group")
     message = a.next("message")
     data = a.json_text("data") if a.more() else None
-    return fail.fail(q, now, jid, worker, group, str(message), data)
+    return fail.fail(q, now, jid, worker, group, str(message), data, caller=a.caller)
 
 
 def _retry(q: Qless, now: int, a: Args) -> Any:
     jid, queue, worker, delay = a.text("jid"), a.text("queue"), a.text("worker"), a.ms("delay", 0)
     group = a.opt_text("group")
     message = str(a.next("message")) if a.more() else None
-    return fail.retry(q, now, jid, queue, worker, delay, group, message)
+    return fail.retry(q, now, jid, queue, worker, delay, group, message, caller=a.caller)
 
 
 def _heartbeat(q: Qless, now: int, a: Args) -> Any:
@@ -157,7 +163,7 @@ def _multiget(q: Qless, now: int, a: Args) -> Any:
 
 def _depends(q: Qless, now: int, a: Args) -> Any:
     jid, command = a.text("jid"), a.text("command")
-    return deps.depends(q, now, jid, command, a.strings())
+    return deps.depends(q, now, jid, command, a.strings(), caller=a.caller)
 
 
 def _tag(q: Qless, now: int, a: Args) -> Any:
@@ -200,7 +206,8 @@ def _recur(q: Qless, now: int, a: Args) -> Any:
     tag_list = a.to_list("tags", opts["tags"]) if "tags" in opts else []
     tids = a.to_list("throttles", opts["throttles"]) if "throttles" in opts else []
     return recurring.recur(q, now, queue, jid, klass, data, interval, offset, num("priority"),
-                           tag_list, num("retries"), num("backlog"), tids)  # fmt: skip
+                           tag_list, num("retries"), num("backlog"), tids,
+                           caller=a.caller)  # fmt: skip
 
 
 def _recur_get(q: Qless, now: int, a: Args) -> Any:
@@ -251,7 +258,7 @@ def _failed(q: Qless, now: int, a: Args) -> Any:
 
 def _unfail(q: Qless, now: int, a: Args) -> Any:
     queue, group = a.text("queue"), a.text("group")
-    return fail.unfail(q, now, queue, group, a.integer("count", 25))
+    return fail.unfail(q, now, queue, group, a.integer("count", 25), caller=a.caller)
 
 
 def _jobs(q: Qless, now: int, a: Args) -> Any:
@@ -267,12 +274,12 @@ def _queues(q: Qless, now: int, a: Args) -> Any:
 
 
 def _pause(q: Qless, now: int, a: Args) -> Any:
-    queues.pause(q, now, a.strings(), True)
+    queues.pause(q, now, a.strings(), True, caller=a.caller)
     return True
 
 
 def _unpause(q: Qless, now: int, a: Args) -> Any:
-    queues.pause(q, now, a.strings(), False)
+    queues.pause(q, now, a.strings(), False, caller=a.caller)
     return True
 
 
@@ -321,11 +328,11 @@ def _stats(q: Qless, now: int, a: Args) -> Any:
 
 
 def _cancel(q: Qless, now: int, a: Args) -> Any:
-    return cancel.cancel(q, now, a.strings())
+    return cancel.cancel(q, now, a.strings(), caller=a.caller)
 
 
 def _timeout(q: Qless, now: int, a: Args) -> Any:
-    locks.timeout(q, now, a.strings())
+    locks.timeout(q, now, a.strings(), caller=a.caller)
     return True
 
 

@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beanpod.core.qless.errors import QlessError
 
+if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
+
 
 class Args:
-    """A cursor over `args` for function `fn` (capitalized in messages)."""
+    """A cursor over `args` for function `fn` (capitalized in messages), and the
+    connection the call came from (`caller`: the events name it; None for the admin API
+    and in-process callers)."""
 
-    def __init__(self, fn: str, args: list[Any]) -> None:
+    def __init__(self, fn: str, args: list[Any], caller: Conn | None = None) -> None:
         self.fn = fn
         self.items = args
         self.pos = 0
+        self.caller = caller
 
     def _error(self, name: str, problem: str, value: Any = None) -> QlessError:
         shown = "" if value is None else f": {value!r}"

@@ -14,10 +14,11 @@ from beanpod.core.qless.ext import QlessExt, RecurExt, qext, rext
 from beanpod.core.qless.names import state_name
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 
-def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
+def cancel(q: Qless, now: int, jids: list[str], *, caller: Conn | None) -> list[str]:
     """cancel(jid...) -> the jids given. Refused if a job has a dependent that is not
     cancelled with it; complete jobs are left alone; missing jids are fine."""
     q.at(now)
@@ -34,8 +35,8 @@ def cancel(q: Qless, now: int, jids: list[str]) -> list[str]:
             ext = moves.ext_of(job)
             ext.dependents = {}  # all cancelled too: nothing to release
             worker = ext.worker if job.state is JobState.RESERVED else ""
-            moves.detach(q, job)
-            remove(q, job, now, event="delete")
+            moves.detach(q, job, now)
+            remove(q, job, now, event="delete", caller=caller)
             _canceled(q, ext, worker)
     return jids
 
@@ -50,17 +51,17 @@ def _canceled(q: Qless, ext: QlessExt, worker: str) -> None:
     channels.tracked(q, ext, "canceled")
 
 
-def remove(q: Qless, job: Job, now: int, event: str | None) -> None:
+def remove(q: Qless, job: Job, now: int, event: str | None, *, caller: Conn | None) -> None:
     """Delete a detached job from the engine (the destroy hook cleans the indexes)."""
     engine = q.engine
     if engine.journal is not None:
         engine.journal.record_delete(job)
     if event is not None:
-        q.emit(now, event, job, state=state_name(job))
-    engine.destroy(job)
+        q.emit(caller, now, event, job, state=state_name(job))
+    engine.destroy(job, now)
 
 
-def forget(q: Qless, job: Job) -> None:
+def forget(q: Qless, job: Job, now: int) -> None:
     """Engine destroy hook: drop every index entry of a qless job or template."""
     recur = rext(job)
     if recur is not None:
@@ -75,13 +76,13 @@ def forget(q: Qless, job: Job) -> None:
     if info is not None:
         info.running.pop(job.id, None)
         info.stalled.pop(job.id, None)
-    moves.unplace(q, job)
+    moves.unplace(q, job, now)
     del q.jobs[ext.jid]
     tags.unindex(q, ext.jid, ext.tags)
     for jid in list(ext.dependencies):
         deps.unlink(q, ext, jid)
     if ext.dependents:  # deleted from beanstalkd: dependents treat it as gone (= done)
-        deps.release_dependents(q, job, q.now)
+        deps.release_dependents(q, job, now, caller=None)  # a delete of another dialect
     q.flush_stats()  # a failed job left its group (beanstalkd delete)
 
 
@@ -94,7 +95,7 @@ def kicked(q: Qless, job: Job, now: int) -> None:
 
 def forget_template(q: Qless, job: Job, ext: RecurExt) -> None:
     """Destroy hook part: a template is gone (unrecur or beanstalkd delete)."""
-    q.engine.timers.cancel(ext)
+    q.engine.disarm(ext)
     if q.jobs.get(ext.jid) is job:
         del q.jobs[ext.jid]
     info = q.queues.get(ext.queue)

@@ -14,6 +14,7 @@ from beanpod.core.qless.names import state_name
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 
@@ -48,7 +49,7 @@ def replace(q: Qless, ext: QlessExt, jids: list[str]) -> None:
     link(q, ext, jids)
 
 
-def release_dependents(q: Qless, job: Job, now: int) -> None:
+def release_dependents(q: Qless, job: Job, now: int, *, caller: Conn | None) -> None:
     """`job` completed (or is gone): each dependent loses it, and one left with no
     dependency becomes waiting, or scheduled if it was put with a delay."""
     ext = moves.ext_of(job)
@@ -60,24 +61,28 @@ def release_dependents(q: Qless, job: Job, now: int) -> None:
             continue
         other_ext.dependencies.pop(ext.jid, None)
         if not other_ext.dependencies and state_name(other) == "depends":
-            _unblock(q, other, now)
+            _unblock(q, other, now, caller=caller)
         q.save(other)
     if dependents:  # its own record lists them no more (a completed job is kept)
         q.save(job)
 
 
-def _unblock(q: Qless, job: Job, now: int) -> None:
+def _unblock(q: Qless, job: Job, now: int, *, caller: Conn | None) -> None:
     ext = moves.ext_of(job)
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     due, ext.scheduled = ext.scheduled, 0
     if due > now:
         moves.to_scheduled(q, job, due)
     else:
-        q.emit(now, "release", job, pri=job.pri, delay_ms=0)  # its ready time, for analytics
+        q.emit(
+            caller, now, "release", job, pri=job.pri, delay_ms=0
+        )  # its ready time, for analytics
         moves.to_waiting(q, job, now)
 
 
-def depends(q: Qless, now: int, jid: str, command: str, jids: list[str]) -> bool:
+def depends(
+    q: Qless, now: int, jid: str, command: str, jids: list[str], *, caller: Conn | None
+) -> bool:
     """depends(jid, 'on', jid...) / ('off', jid...) / ('off', 'all'): only while the job
     is in state depends; removing the last dependency makes it waiting at once."""
     q.at(now)
@@ -95,7 +100,7 @@ def depends(q: Qless, now: int, jid: str, command: str, jids: list[str]) -> bool
             unlink(q, ext, other)
         if not ext.dependencies:
             ext.scheduled = 0  # a pending delay is lost (qless)
-            _unblock(q, job, now)
+            _unblock(q, job, now, caller=caller)
     else:
         raise QlessError(f"Depends(): Argument {command!r} not recognized")
     q.save(job)

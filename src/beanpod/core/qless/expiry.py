@@ -23,7 +23,7 @@ def expire_completed(q: Qless, now: int) -> int:
         if ext_time > horizon and len(completed) <= keep:
             break
         del completed[next(iter(completed))]
-        cancel.remove(q, job, now, event=None)
+        cancel.remove(q, job, now, event=None, caller=None)
         gone += 1
     return gone
 

@@ -14,21 +14,22 @@ from beanpod.core.qless.locks import owned
 from beanpod.core.qless.put import set_data
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 
 def fail(
     q: Qless, now: int, jid: str, worker: str, group: str, message: str,
-    data: str | None = None,
+    data: str | None = None, *, caller: Conn | None,
 ) -> str:  # fmt: skip
     """fail(jid, worker, group, message, [data]) -> jid. Dependents are not released."""
     q.at(now)
     job = owned(q, "Fail", jid, worker, "running with another worker")
     if data is not None:
-        set_data(job, data)
+        set_data(q, job, data)
     q.history(job, now, "failed", worker=worker, group=group)
-    moves.detach(q, job)
-    moves.to_failed(q, job, now, group, message, worker)
+    moves.detach(q, job, now)
+    moves.to_failed(q, job, now, group, message, worker, caller=caller)
     q.save(job)
     failed_event(q, jid, worker, group, message)
     return jid
@@ -44,7 +45,7 @@ def failed_event(q: Qless, jid: str, worker: str, group: str, message: str) -> N
 
 def retry(
     q: Qless, now: int, jid: str, queue: str, worker: str, delay_ms: int = 0,
-    group: str | None = None, message: str | None = None,
+    group: str | None = None, message: str | None = None, *, caller: Conn | None,
 ) -> int:  # fmt: skip
     """retry(jid, queue, worker, [delay], [group], [message]) -> retries remaining; a
     negative number means the job ran out of retries and failed."""
@@ -52,20 +53,20 @@ def retry(
     job = owned(q, "Retry", jid, worker, "has been given to another worker")
     ext = moves.ext_of(job)
     ext.remaining -= 1
-    moves.detach(q, job)
-    moves.set_queue(q, job, queue)
+    moves.detach(q, job, now)
+    moves.set_queue(q, job, queue, now)
     if ext.remaining < 0:
         group = group or f"failed-retries-{queue}"
         if message is None:
             message, worker = f'Job exhausted retries in queue "{queue}"', ""
         q.history(job, now, "failed", group=group)
-        moves.to_failed(q, job, now, group, message, worker)
+        moves.to_failed(q, job, now, group, message, worker, caller=caller)
         channels.tracked(q, ext, "failed")  # qless-core logs no `failed` event here
     else:
         if group is not None and message is not None:
             ext.failure = {"group": group, "message": message, "when": now // 1000,
                            "worker": worker}  # fmt: skip
-        q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
+        q.emit(caller, now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
         moves.place(q, job, now, delay_ms)
     q.save(job)
     return ext.remaining
@@ -83,7 +84,9 @@ def failed(q: Qless, group: str | None = None, start: int = 0, limit: int = 25) 
     return {"total": len(members), "jobs": jids}
 
 
-def unfail(q: Qless, now: int, queue: str, group: str, count: int = 25) -> int:
+def unfail(
+    q: Qless, now: int, queue: str, group: str, count: int = 25, *, caller: Conn | None
+) -> int:
     """unfail(queue, group, [count]) -> how many of the group's oldest jobs went back to
     `queue`, waiting. The failure is kept; stats are not touched."""
     q.at(now)
@@ -94,11 +97,11 @@ def unfail(q: Qless, now: int, queue: str, group: str, count: int = 25) -> int:
     for job in jobs:
         ext = moves.ext_of(job)
         del members[ext.jid]
-        moves.detach(q, job)  # already out of the group: stats stay as they are
+        moves.detach(q, job, now)  # already out of the group: stats stay as they are
         q.history(job, now, "put", q=queue)
-        moves.set_queue(q, job, queue)
+        moves.set_queue(q, job, queue, now)
         ext.remaining = ext.retries
-        q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=0)
+        q.emit(caller, now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=0)
         moves.to_waiting(q, job, now)
         q.save(job)
     if not members:

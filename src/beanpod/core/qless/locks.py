@@ -21,6 +21,7 @@ from beanpod.core.qless.put import set_data
 from beanpod.core.qless.view import seconds
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
@@ -29,10 +30,12 @@ def lock_due(q: Qless, job: Job, now: int) -> None:
     """Timer: `job`'s lock expired; it waits in its queue's stalled set."""
     ext = qext(job)
     if ext is not None and job.state is JobState.RESERVED and ext.worker:
-        q.queue(ext.queue).stalled[job.id] = job
+        q.queue(ext.queue, now).stalled[job.id] = job
 
 
-def invalidate(q: Qless, info: QueueInfo, now: int, count: int) -> list[Job]:
+def invalidate(
+    q: Qless, info: QueueInfo, now: int, count: int, *, caller: Conn | None
+) -> list[Job]:
     """Deal with up to `count` stalled jobs of a queue; return those to hand out."""
     grace_ms = int(q.config.number("grace-period", 10) * 1000)
     handed = []
@@ -49,25 +52,25 @@ def invalidate(q: Qless, info: QueueInfo, now: int, count: int) -> list[Job]:
                 moves.set_expiry(q, job, now + grace_ms)
                 q.save(job)
                 continue
-        if _expire(q, job, now):
+        if _expire(q, job, now, caller=caller):
             handed.append(job)
     return handed
 
 
-def _expire(q: Qless, job: Job, now: int) -> bool:
+def _expire(q: Qless, job: Job, now: int, *, caller: Conn | None) -> bool:
     """The lock is gone for good: True if the job may be handed out again, False if it
     ran out of retries and failed."""
     ext = moves.ext_of(job)
     ext.remaining -= 1
     owner = ext.worker
-    moves.unlock(q, job, keep_throttles=ext.remaining >= 0)  # handed out again at once
-    q.emit(now, "timeout", job)
+    moves.unlock(q, job, now, keep_throttles=ext.remaining >= 0)  # handed out again at once
+    q.emit(caller, now, "timeout", job)
     if ext.remaining >= 0:
         return True
     group = f"failed-retries-{ext.queue}"
     q.history(job, now, "failed", group=group)
     message = f'Job exhausted retries in queue "{ext.queue}"'
-    moves.to_failed(q, job, now, group, message, "")
+    moves.to_failed(q, job, now, group, message, "", caller=caller)
     q.save(job)
     channels.log(q, message=message, jid=ext.jid, group=group, event="failed", worker=owner)
     channels.tracked(q, ext, "failed")
@@ -80,7 +83,7 @@ def heartbeat(q: Qless, now: int, jid: str, worker: str, data: str | None = None
     job = owned(q, "Heartbeat", jid, worker, "given out to another worker")
     ext = moves.ext_of(job)
     if data is not None:
-        set_data(job, data)
+        set_data(q, job, data)
     q.touch_worker(worker, now)
     moves.set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))
     q.save(job)
@@ -102,7 +105,7 @@ def owned(q: Qless, fn: str, jid: str, worker: str, other: str) -> Job:
     return job
 
 
-def timeout(q: Qless, now: int, jids: list[str]) -> None:
+def timeout(q: Qless, now: int, jids: list[str], *, caller: Conn | None) -> None:
     """timeout(jid...): expire running jobs now; they are handed out first again."""
     q.at(now)
     jobs = [_running(q, jid) for jid in jids]
@@ -110,11 +113,11 @@ def timeout(q: Qless, now: int, jids: list[str]) -> None:
         ext = moves.ext_of(job)
         owner = ext.worker
         q.history(job, now, "timed-out")
-        moves.unlock(q, job)
+        moves.unlock(q, job, now)
         ext.timed_out_worker = owner  # qless keeps the old owner in `worker`
         channels.lock_lost(q, ext.jid, owner)
-        q.emit(now, "timeout", job)
-        job.pri = 0  # before every waiting job, as qless's +inf score
+        q.emit(caller, now, "timeout", job)
+        q.engine.amend(job, pri=0)  # before every waiting job, as qless's +inf score
         ext.order = 0
         ext.timed_out = job.reserves  # shown as 'stalled' until handed out again
         q.engine.make_ready(job, now)

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job, move
+from beanpod.core.job import BURIED, COMPLETE, DEPENDS, PRI_PIVOT, RESERVED, Job
 from beanpod.core.qless import throttles
 from beanpod.core.qless.ext import QlessExt, qext
 from beanpod.core.qless.names import LOCK_DUE, SCHED_DUE, plain_jid
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 U32_MAX = 0xFFFFFFFF
@@ -49,7 +50,7 @@ def require(q: Qless, fn: str, jid: str) -> tuple[Job, QlessExt]:
     return job, ext_of(job)
 
 
-def adopt(q: Qless, job: Job) -> QlessExt | None:
+def adopt(q: Qless, job: Job, now: int) -> QlessExt | None:
     """qless pop takes a plain (beanstalkd-put) job: give it qless extras (jid
     `beanstalkd:<id>`) so qless can run it; None for a job another dialect owns (Workq)."""
     if job.ext is not None:
@@ -58,28 +59,29 @@ def adopt(q: Qless, job: Job) -> QlessExt | None:
     ext.priority = PRI_PIVOT - job.pri
     ext.time = job.created
     ext.job = job
-    job.ext = ext
+    q.engine.attach(job, ext)
     q.jobs[ext.jid] = job
-    q.queue(job.tube.name)
+    q.queue(job.tube.name, now)
     return ext
 
 
 # ---- leaving a place -------------------------------------------------------------------
 
 
-def detach(q: Qless, job: Job) -> None:
-    """Take `job` out of wherever it is: engine queue or reservation, qless sets."""
+def detach(q: Qless, job: Job, now: int) -> None:
+    """Take `job` out of wherever it is: engine queue or reservation, qless sets (the
+    jobs its throttle locks let in become waiting at `now`)."""
     state = job.state
     if state is RESERVED:
-        unlock(q, job)
+        unlock(q, job, now)
     else:
         if state is BURIED:
             leave_group(q, job)
         q.engine.take_out(job)
-    unplace(q, job)
+    unplace(q, job, now)
 
 
-def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
+def unlock(q: Qless, job: Job, now: int, keep_throttles: bool = False) -> None:
     """End `job`'s reservation (a qless lock or a beanstalkd reserve); its throttle
     locks go too unless `keep_throttles` (a stalled job handed straight out again)."""
     q.engine.unreserve(job)
@@ -93,10 +95,10 @@ def unlock(q: Qless, job: Job, keep_throttles: bool = False) -> None:
         ext.expires = 0
         ext.grace = False
         if not keep_throttles:
-            release_throttles(q, job)
+            release_throttles(q, job, now)
 
 
-def unplace(q: Qless, job: Job) -> None:
+def unplace(q: Qless, job: Job, now: int) -> None:
     """Forget `job` in the depends set, the completed list and its throttles
     (idempotent)."""
     ext = qext(job)
@@ -107,14 +109,14 @@ def unplace(q: Qless, job: Job) -> None:
         del info.depends[ext.jid]
     if q.completed.get(ext.jid) is job:
         del q.completed[ext.jid]
-    release_throttles(q, job)
+    release_throttles(q, job, now)
 
 
-def release_throttles(q: Qless, job: Job) -> None:
+def release_throttles(q: Qless, job: Job, now: int) -> None:
     """`job` gives up its throttle locks (or its place among the pending): the jobs
     that get them go back to waiting."""
-    for let_in in throttles.release(q, job, q.now):
-        to_waiting(q, let_in, q.now)
+    for let_in in throttles.release(q, job, now):
+        to_waiting(q, let_in, now)
         q.save(let_in)
 
 
@@ -139,25 +141,16 @@ def leave_group(q: Qless, job: Job) -> None:
 # ---- taking a place --------------------------------------------------------------------
 
 
-def set_queue(q: Qless, job: Job, name: str) -> None:
+def set_queue(q: Qless, job: Job, name: str, now: int) -> None:
     """Move a detached job to queue (tube) `name`."""
     ext_of(job).queue = name
-    if retube(q, job, name):
-        job.tube.total_jobs += 1
+    retube(q, job, name, now, counted=True)
 
 
-def retube(q: Qless, job: Job, name: str) -> bool:
-    """Move a job that is in no engine queue to tube `name`; False if already there."""
-    info = q.queue(name)
-    old = job.tube
-    if old is info.tube:
-        return False
-    old.jobs -= 1
-    tube = job.tube = info.tube
-    tube.jobs += 1
-    tube.refs += 1
-    q.engine.unref(old)
-    return True
+def retube(q: Qless, job: Job, name: str, now: int, counted: bool = False) -> None:
+    """Move a job that is in no engine queue to the tube of queue `name` (registered at
+    `now` if new; `counted`: as a job put into it, stats-tube total-jobs)."""
+    q.engine.retube(job, q.queue(name, now).tube, counted)
 
 
 def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
@@ -166,7 +159,7 @@ def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
     ext = ext_of(job)
     if ext.dependencies:
         ext.scheduled = now + delay_ms if delay_ms > 0 else 0
-        to_depends(q, job)
+        to_depends(q, job, now)
     elif delay_ms > 0:
         to_scheduled(q, job, now + delay_ms)
     else:
@@ -176,8 +169,7 @@ def place(q: Qless, job: Job, now: int, delay_ms: int) -> None:
 def to_waiting(q: Qless, job: Job, now: int) -> None:
     """A detached job becomes waiting now: last in its priority band."""
     ext = ext_of(job)
-    job.pri = engine_pri(ext.priority)
-    job.delay = 0
+    q.engine.amend(job, pri=engine_pri(ext.priority), delay=0)
     ext.order = q.engine.allocate_id()
     ext.timed_out = 0
     make_waiting(q, job, now)
@@ -190,7 +182,7 @@ def make_waiting(q: Qless, job: Job, now: int) -> None:
 
 
 def to_scheduled(q: Qless, job: Job, due: int) -> None:
-    job.pri = engine_pri(ext_of(job).priority)
+    q.engine.amend(job, pri=engine_pri(ext_of(job).priority))
     make_scheduled(q, job, due)
 
 
@@ -198,7 +190,7 @@ def make_scheduled(q: Qless, job: Job, due: int) -> None:
     """Make a detached job delayed until `due`; then it waits behind those already
     waiting (scheduled_due), as qless moves due jobs in due-time order."""
     q.engine.make_delayed(job, due)
-    q.engine.timers.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
+    q.engine.arm(due, SCHED_DUE, job)  # replaces the engine's own delay timer
 
 
 def scheduled_due(q: Qless, job: Job, now: int) -> None:
@@ -207,18 +199,20 @@ def scheduled_due(q: Qless, job: Job, now: int) -> None:
     to_waiting(q, job, now)
 
 
-def to_depends(q: Qless, job: Job) -> None:
+def to_depends(q: Qless, job: Job, now: int) -> None:
     ext = ext_of(job)
-    move(job, DEPENDS)
-    q.queue(ext.queue).depends[ext.jid] = job
+    q.engine.hold(job, DEPENDS)
+    q.queue(ext.queue, now).depends[ext.jid] = job
 
 
 def to_complete(q: Qless, job: Job) -> None:
-    move(job, COMPLETE)
+    q.engine.hold(job, COMPLETE)
     q.completed[ext_of(job).jid] = job
 
 
-def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: str) -> None:
+def to_failed(
+    q: Qless, job: Job, now: int, group: str, message: str, worker: str, *, caller: Conn | None
+) -> None:
     """Fail a detached job into `group`: newest first in the group, stats +1."""
     ext = ext_of(job)
     ext.failure = {"group": group, "message": message, "when": now // 1000, "worker": worker}
@@ -228,25 +222,21 @@ def to_failed(q: Qless, job: Job, now: int, group: str, message: str, worker: st
     day = q.stats.day(ext.queue, now)
     day.failures += 1
     day.failed += 1
-    q.emit(now, "fail", job, group=group, message=message, bytes=None)
+    q.emit(caller, now, "fail", job, group=group, message=message, bytes=None)
 
 
 def lock(q: Qless, job: Job, worker: str, now: int) -> None:
     """Hand a detached job to qless `worker` until now + the queue's heartbeat."""
     ext = ext_of(job)
-    q.engine.make_reserved(q.conn_for(worker), job, now, worker)
-    q.queue(ext.queue).running[job.id] = job
+    q.engine.make_reserved(q.conn_for(worker, now), job, now, worker)
+    q.queue(ext.queue, now).running[job.id] = job
     ext.worker = worker
     set_expiry(q, job, now + q.config.heartbeat_ms(ext.queue))
 
 
 def set_expiry(q: Qless, job: Job, expires: int) -> None:
     """(Re)arm the lock of a job a qless worker holds."""
-    conn = job.reserver
-    assert conn is not None
-    job.deadline = expires
-    conn.deadline_moved(job)
-    q.engine.timers.arm(expires, LOCK_DUE, job)
+    q.engine.move_deadline(job, expires, LOCK_DUE)
     ext = ext_of(job)
     ext.expires = expires
     info = q.queues.get(ext.queue)

@@ -19,20 +19,30 @@ from beanpod.core.qless.ext import qext
 from beanpod.core.qless.view import job_view
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
 ORDERS = ("ordered", "round-robin")
 
 
-def pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[dict[str, Any]]:
+def pop(
+    q: Qless, now: int, queue: str, worker: str, count: int, *, caller: Conn | None
+) -> list[dict[str, Any]]:
     """pop(queue, worker, count) -> jobs, now locked by `worker`."""
     q.at(now)
-    return [job_view(q, job, now) for job in _pop(q, now, queue, worker, count)]
+    return [job_view(q, job, now) for job in _pop(q, now, queue, worker, count, caller=caller)]
 
 
 def pop_many(
-    q: Qless, now: int, queues: list[str], worker: str, count: int, order: str = "ordered"
+    q: Qless,
+    now: int,
+    queues: list[str],
+    worker: str,
+    count: int,
+    order: str = "ordered",
+    *,
+    caller: Conn | None,
 ) -> list[dict[str, Any]]:
     """Pop up to `count` jobs across `queues`, in `order` (see module doc)."""
     if order not in ORDERS:
@@ -46,12 +56,14 @@ def pop_many(
     for queue in queues:
         if len(jobs) >= count:
             break
-        jobs += _pop(q, now, queue, worker, count - len(jobs))
+        jobs += _pop(q, now, queue, worker, count - len(jobs), caller=caller)
     return [job_view(q, job, now) for job in jobs]
 
 
-def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
-    info = q.queue(queue)
+def _pop(
+    q: Qless, now: int, queue: str, worker: str, count: int, *, caller: Conn | None
+) -> list[Job]:
+    info = q.queue(queue, now)
     if info.tube.paused:
         return []
     q.touch_worker(worker, now)
@@ -60,9 +72,11 @@ def _pop(q: Qless, now: int, queue: str, worker: str, count: int) -> list[Job]:
         count = min(count, max(0, limit - (len(info.running) - len(info.stalled))))
     if count <= 0:
         return []
-    jobs = locks.invalidate(q, info, now, count)  # stalled jobs keep their throttle locks
+    jobs = locks.invalidate(
+        q, info, now, count, caller=caller
+    )  # stalled jobs keep their throttle locks
     if _queue_open(q, info, now):
-        recurring.spawn_due(q, info, now, count - len(jobs))
+        recurring.spawn_due(q, info, now, count - len(jobs), caller=caller)
         jobs += _take_waiting(q, info, count - len(jobs), now)
     for job in jobs:
         _hand(q, job, worker, now)
@@ -89,7 +103,7 @@ def _take_waiting(q: Qless, info: QueueInfo, count: int, now: int) -> list[Job]:
             if job is None or (job.ext is not None and qext(job) is None):
                 break  # empty, or a Workq job next: qless does not run those
             q.engine.take_out(job)
-            moves.adopt(q, job)
+            moves.adopt(q, job, now)
             seen += 1
             if throttles.acquire(q, job, now):
                 taken.append(job)
@@ -108,12 +122,14 @@ def _hand(q: Qless, job: Job, worker: str, now: int) -> None:
     q.save(job)
 
 
-def peek(q: Qless, now: int, queue: str, count: int) -> list[dict[str, Any]]:
+def peek(
+    q: Qless, now: int, queue: str, count: int, *, caller: Conn | None
+) -> list[dict[str, Any]]:
     """peek(queue, count): what pop would hand out, without taking it."""
     q.at(now)
-    info = q.queue(queue)
+    info = q.queue(queue, now)
     jobs = list(islice(info.stalled.values(), max(0, count)))
-    recurring.spawn_due(q, info, now, count - len(jobs))
+    recurring.spawn_due(q, info, now, count - len(jobs), caller=caller)
     jobs += _top_waiting(info, count - len(jobs))
     return [job_view(q, job, now) for job in jobs]
 

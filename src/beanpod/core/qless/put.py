@@ -11,6 +11,7 @@ from beanpod.core.qless.ext import QlessExt
 from beanpod.core.qless.names import BEANSTALKD_JID, SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.store import Qless
 
 
@@ -36,7 +37,7 @@ class PutArgs:
 
 def put(
     q: Qless, now: int, worker: str, queue: str, jid: str, klass: str, data: str,
-    delay_ms: int, opts: PutArgs | None = None,
+    delay_ms: int, opts: PutArgs | None = None, *, caller: Conn | None,
 ) -> str:  # fmt: skip
     """put(worker, queue, jid, klass, data, delay, [priority p] [tags t] [retries r]
     [depends d] [throttles t]) -> jid. A known jid is moved: priority, tags, retries and
@@ -45,15 +46,15 @@ def put(
     if jid.startswith(BEANSTALKD_JID):
         raise reserved_jid("Put", jid)
     q.at(now)
-    q.queue(queue)
+    q.queue(queue, now)
     opts = opts or PutArgs()
     job = q.jobs.get(jid)
     if job is None:
-        job = create(q, now, queue, jid, klass, data, delay_ms, opts)
+        job = create(q, now, queue, jid, klass, data, delay_ms, opts, caller=caller)
         owner = ""
     else:
         owner = worker_of(job) if job.state is JobState.RESERVED else ""
-        _move(q, now, job, worker, queue, klass, data, delay_ms, opts)
+        _move(q, now, job, worker, queue, klass, data, delay_ms, opts, caller=caller)
     ext = moves.ext_of(job)
     channels.log(q, jid=jid, event="put", queue=queue)
     channels.tracked(q, ext, "put")
@@ -64,19 +65,19 @@ def put(
 
 def requeue(
     q: Qless, now: int, worker: str, queue: str, jid: str, klass: str, data: str,
-    delay_ms: int, opts: PutArgs | None = None,
+    delay_ms: int, opts: PutArgs | None = None, *, caller: Conn | None,
 ) -> str:  # fmt: skip
     """put, but only for a job that still exists (a cancelled job is not resurrected)."""
     q.at(now)
     job = q.find(jid)
     if job is None or job.state is JobState.RECUR:
         raise missing("Requeue", jid)
-    return put(q, now, worker, queue, jid, klass, data, delay_ms, opts)
+    return put(q, now, worker, queue, jid, klass, data, delay_ms, opts, caller=caller)
 
 
 def create(
     q: Qless, now: int, queue: str, jid: str, klass: str, data: str, delay_ms: int,
-    opts: PutArgs,
+    opts: PutArgs, *, caller: Conn | None,
 ) -> Job:  # fmt: skip
     ext = QlessExt(jid, klass, queue)
     ext.priority = opts.priority or 0
@@ -91,28 +92,28 @@ def create(
         ext.scheduled = now + delay_ms
     engine = q.engine
     job = engine.put(
-        q.caller, q.queue(queue).tube, moves.engine_pri(ext.priority),
+        caller, q.queue(queue, now).tube, moves.engine_pri(ext.priority),
         0 if held else delay_ms, ttr_for(q, queue), data.encode(), now, ext=ext, held=held,
     )  # fmt: skip
     ext.job = job
     q.jobs[jid] = job
     if job.state is JobState.DELAYED:  # waits from its due time (moves.scheduled_due)
-        engine.timers.arm(job.deadline, SCHED_DUE, job)
+        engine.arm(job.deadline, SCHED_DUE, job)
     tags.index(q, jid, ext.tags, now)
     if held is not None:
-        q.queue(queue).depends[jid] = job
+        q.queue(queue, now).depends[jid] = job
     throttles.check_put(q, job, now)
     return job
 
 
 def _move(
     q: Qless, now: int, job: Job, worker: str, queue: str, klass: str, data: str,
-    delay_ms: int, opts: PutArgs,
+    delay_ms: int, opts: PutArgs, *, caller: Conn | None,
 ) -> None:  # fmt: skip
     if job.state is JobState.RECUR:
         raise QlessError(f"Put(): {getattr(job.ext, 'jid', job.id)} names a recurring job")
     ext = moves.ext_of(job)  # jobs.get finds qless jobs only (never another dialect's)
-    moves.detach(q, job)
+    moves.detach(q, job, now)
     if opts.tags is not None:
         tags.set_tags(q, job, opts.tags, now)
     tags.stamp(q, ext.jid, ext.tags, now)
@@ -124,24 +125,24 @@ def _move(
         ext.throttles = list(dict.fromkeys(opts.throttles))
     ext.remaining = ext.retries
     ext.klass = klass
-    set_data(job, data)
+    set_data(q, job, data)
     if opts.depends:
         deps.replace(q, ext, opts.depends)
     q.history(job, now, "put", q=queue)
-    moves.set_queue(q, job, queue)
-    job.ttr = ttr_for(q, queue)
+    moves.set_queue(q, job, queue, now)
+    q.engine.amend(job, ttr=ttr_for(q, queue))
     ext.time = now
-    q.emit(now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
+    q.emit(caller, now, "release", job, pri=moves.engine_pri(ext.priority), delay_ms=delay_ms)
     moves.place(q, job, now, delay_ms)
     throttles.check_put(q, job, now)
     q.save(job)
 
 
-def set_data(job: Job, data: str) -> None:
+def set_data(q: Qless, job: Job, data: str) -> None:
     """Replace a job's data (its body too, so beanstalkd readers see it)."""
     ext = moves.ext_of(job)
     ext.data = data
-    job.body = data.encode()
+    q.engine.amend(job, body=data.encode())
 
 
 def ttr_for(q: Qless, queue: str) -> int:
@@ -156,7 +157,7 @@ def set_priority(q: Qless, now: int, jid: str, priority: int) -> int:
     ext.priority = priority
     if job.state is JobState.READY:  # re-ranked; keeps its place among equals
         q.engine.take_out(job)
-        job.pri = moves.engine_pri(priority)
+        q.engine.amend(job, pri=moves.engine_pri(priority))
         moves.make_waiting(q, job, now)
     q.save(job)
     return priority

@@ -21,8 +21,7 @@ class QueueInfo:
     def __init__(self, name: str, engine: Engine, since: int = 0) -> None:
         self.name = name
         self.since = since  # first seen (ms), the order `queues` lists them in
-        self.tube = engine.tube(name)
-        self.tube.refs += 1
+        self.tube = engine.keep_tube(name)
         self.running: dict[int, Job] = {}  # held by qless workers
         self.stalled: OrderedDict[int, Job] = OrderedDict()  # expired locks, expiry order
         self.depends: dict[str, Job] = {}

@@ -10,6 +10,7 @@ from beanpod.core.qless.expiry import completed_jids
 from beanpod.core.qless.names import QUEUE_STATE, jid_of
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
@@ -48,13 +49,13 @@ def queues(q: Qless, now: int, name: str | None = None) -> Any:
     return {"name": name, **empty, "recurring": 0, "throttled": 0, "paused": False}
 
 
-def pause(q: Qless, now: int, names: list[str], paused: bool) -> None:
+def pause(q: Qless, now: int, names: list[str], paused: bool, *, caller: Conn | None) -> None:
     """pause/unpause: pop hands out nothing (beanstalkd reserve neither); peek, put and
     complete still work."""
     q.at(now)
     for name in names:
-        q.queue(name)
-        q.engine.pause_tube(q.caller, name, PAUSE_MS if paused else 0, now)
+        q.queue(name, now)
+        q.engine.pause_tube(caller, name, PAUSE_MS if paused else 0, now)
 
 
 def forget(q: Qless, names: list[str]) -> None:

@@ -17,6 +17,7 @@ from beanpod.core.qless.names import BEANSTALKD_JID
 from beanpod.core.qless.view import recur_view
 
 if TYPE_CHECKING:
+    from beanpod.core.conn import Conn
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
@@ -26,7 +27,7 @@ UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backl
 def recur(
     q: Qless, now: int, queue: str, jid: str, klass: str, data: str, interval_ms: int,
     offset_ms: int, priority: int = 0, tag_list: list[str] | None = None, retries: int = 0,
-    backlog: int = 0, throttle_ids: list[str] | None = None,
+    backlog: int = 0, throttle_ids: list[str] | None = None, *, caller: Conn | None,
 ) -> str:  # fmt: skip
     """recur(queue, jid, klass, data, 'interval', interval, offset, ...) -> jid. An
     existing template is updated and moved; its child counter is kept."""
@@ -35,22 +36,30 @@ def recur(
     if jid.startswith(BEANSTALKD_JID):
         raise reserved_jid("Recur", jid)
     q.at(now)
-    q.queue(queue)
+    q.queue(queue, now)
     job = q.jobs.get(jid)
     if job is not None and rext(job) is None:
         raise QlessError(f"Recur(): {jid} names a job, not a recurring template")
-    ext = _template(q, now, job, queue, jid, klass, data)
+    ext = _template(q, now, job, queue, jid, klass, data, caller=caller)
     ext.klass, ext.data, ext.priority, ext.retries = klass, data, priority, retries
     ext.interval, ext.backlog = interval_ms, backlog
     ext.tags = list(dict.fromkeys(tag_list or ()))
     ext.throttles = list(dict.fromkeys(throttle_ids or ()))
-    _move(q, ext, queue)
+    _move(q, ext, queue, now)
     _arm(q, ext, now + offset_ms)
     return jid
 
 
 def _template(
-    q: Qless, now: int, job: Job | None, queue: str, jid: str, klass: str, data: str
+    q: Qless,
+    now: int,
+    job: Job | None,
+    queue: str,
+    jid: str,
+    klass: str,
+    data: str,
+    *,
+    caller: Conn | None,
 ) -> RecurExt:
     if job is not None:
         found = rext(job)
@@ -58,22 +67,22 @@ def _template(
         return found
     ext = RecurExt(jid, klass, queue, 1)
     engine = q.engine
-    job = engine.put(q.caller, q.queue(queue).tube, 0, 0, 1000, data.encode(), now, ext=ext,
+    job = engine.put(caller, q.queue(queue, now).tube, 0, 0, 1000, data.encode(), now, ext=ext,
                      held=JobState.RECUR)  # fmt: skip
     ext.job = job
     q.jobs[jid] = job
-    q.queue(queue).recurring[jid] = job
+    q.queue(queue, now).recurring[jid] = job
     return ext
 
 
-def _move(q: Qless, ext: RecurExt, queue: str) -> None:
+def _move(q: Qless, ext: RecurExt, queue: str, now: int) -> None:
     job = ext.job
     assert job is not None
     old = q.queues.get(ext.queue)
     if old is not None:
         old.recurring.pop(ext.jid, None)
-    q.queue(queue).recurring[ext.jid] = job
-    moves.retube(q, job, queue)
+    q.queue(queue, now).recurring[ext.jid] = job
+    moves.retube(q, job, queue, now)
     ext.queue = queue
 
 
@@ -83,7 +92,7 @@ def _arm(q: Qless, ext: RecurExt, when: int) -> None:
         q.save(ext.job)
 
 
-def spawn_due(q: Qless, info: QueueInfo, now: int, count: int) -> int:
+def spawn_due(q: Qless, info: QueueInfo, now: int, count: int, *, caller: Conn | None) -> int:
     """Spawn up to `count` children due by `now` from `info`'s templates (earliest due
     first, as qless-core's check_recurring); return how many."""
     if count <= 0 or not info.recurring:
@@ -98,22 +107,23 @@ def spawn_due(q: Qless, info: QueueInfo, now: int, count: int) -> int:
             if missed > ext.backlog:
                 score += math.ceil(missed - ext.backlog) * ext.interval
         while score <= now and moved < count:
-            _spawn(q, ext, score)
+            _spawn(q, ext, score, now, caller=caller)
             moved += 1
             score += ext.interval
         _arm(q, ext, score)
     return moved
 
 
-def _spawn(q: Qless, ext: RecurExt, when: int) -> None:
+def _spawn(q: Qless, ext: RecurExt, when: int, now: int, *, caller: Conn | None) -> None:
+    """A child of `ext` meant at `when`, spawned by a call at `now`."""
     ext.count += 1
     opts = put.PutArgs(ext.priority, ext.tags, ext.retries, throttle_ids=ext.throttles)
     jid = f"{ext.jid}-{ext.count}"
-    put.create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts)
+    put.create(q, when, ext.queue, jid, ext.klass, ext.data, 0, opts, caller=caller)
     child = q.jobs[jid]
     child_ext = moves.ext_of(child)
     child_ext.spawned_from = ext.jid
-    key = q.timeline.key_at(when, q.now)
+    key = q.timeline.key_at(when, now)
     if child.state is JobState.READY and key is not None:  # rank by its intended time
         q.engine.take_out(child)
         child_ext.order = key
@@ -138,7 +148,7 @@ def update(q: Qless, now: int, jid: str, changes: list[tuple[str, Any]]) -> bool
             _arm(q, ext, ext.next_at + int(value) - ext.interval)
             ext.interval = int(value)
         elif key == "queue":
-            _move(q, ext, str(value))
+            _move(q, ext, str(value), now)
         else:
             setattr(ext, key, value)
     assert ext.job is not None
@@ -162,7 +172,7 @@ def unrecur(q: Qless, now: int, jid: str) -> bool:
     q.at(now)
     job = q.jobs.get(jid)
     if job is not None and rext(job) is not None:
-        cancel.remove(q, job, now, event=None)
+        cancel.remove(q, job, now, event=None, caller=None)
     return True
 
 

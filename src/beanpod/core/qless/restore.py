@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from beanpod.core.job import Job, JobState, move, restarting
+from beanpod.core.job import Job, JobState
 from beanpod.core.qless import moves, tags, throttles
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.names import (
@@ -28,6 +28,11 @@ from beanpod.core.qless.throttles import THROTTLE_STATE, Throttle
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
+
+# The time a restart's re-indexing judges by: none. A queue it finds only through its
+# jobs (a log from before queues were journalled) counts as seen first of all, and a
+# throttle's lapsed settings are reset by the next call, not by the restart.
+NO_TIME = 0
 
 
 def reattach(q: Qless, now: int) -> int:
@@ -45,9 +50,9 @@ def _reattach(q: Qless, now: int) -> int:
     jobs = [job for job in q.engine.jobs.values() if job.ext is not None]  # one fast pass
     for job in jobs:  # ready-heap keys come from the id sequence: ids continue above them
         ext = job.ext
-        if isinstance(ext, QlessExt) and ext.order >= q.engine.next_id:
-            q.engine.next_id = ext.order + 1
-    with restarting():  # re-placing what the engine restored is not a move of its own
+        if isinstance(ext, QlessExt):
+            q.engine.ids_above(ext.order)
+    with q.engine.restarting():  # re-placing what the engine restored is not a move of its own
         for job in jobs:
             ext = job.ext
             if isinstance(ext, RecurExt):
@@ -100,8 +105,8 @@ def _states(q: Qless) -> bool:
 def _template(q: Qless, job: Job, ext: RecurExt) -> None:
     ext.job = job
     q.jobs[ext.jid] = job
-    moves.retube(q, job, ext.queue)
-    q.queue(ext.queue).recurring[ext.jid] = job
+    moves.retube(q, job, ext.queue, NO_TIME)
+    q.queue(ext.queue, NO_TIME).recurring[ext.jid] = job
 
 
 def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
@@ -111,10 +116,10 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
     if ext.tracked:
         q.tracked[ext.jid] = None
     if ext.data is not None:
-        job.body = ext.data.encode()
+        q.engine.amend(job, body=ext.data.encode())
     state = job.state
     q.engine.take_out(job)
-    moves.retube(q, job, ext.queue)
+    moves.retube(q, job, ext.queue, NO_TIME)
     if ext.worker:  # its lock outlives the restart
         worker, ext.worker = ext.worker, ""
         if not registry and worker not in q.workers:  # a log from before the registry
@@ -122,7 +127,7 @@ def _job(q: Qless, job: Job, ext: QlessExt, now: int, registry: bool) -> None:
         expires = ext.expires
         moves.lock(q, job, worker, now)
         moves.set_expiry(q, job, expires)
-        throttles.relock(q, job)
+        throttles.relock(q, job, NO_TIME)
     else:
         _replace(q, job, state, now)
 
@@ -138,9 +143,9 @@ def _replace(q: Qless, job: Job, state: JobState, now: int) -> None:
             members = q.groups.setdefault(failure["group"], OrderedDict())
             members[moves.ext_of(job).jid] = job
     elif state is JobState.DEPENDS and moves.ext_of(job).throttled_on:
-        move(job, JobState.DEPENDS)  # waits for its throttle again: _repend
+        q.engine.hold(job, JobState.DEPENDS)  # waits for its throttle again: _repend
     elif state is JobState.DEPENDS:
-        moves.to_depends(q, job)
+        moves.to_depends(q, job, NO_TIME)
     elif state is JobState.COMPLETE:
         moves.to_complete(q, job)
     else:
@@ -152,7 +157,7 @@ def _repend(q: Qless, jobs: list[Job]) -> None:
     waiting = [job for job in jobs if isinstance(job.ext, QlessExt) and job.ext.throttled_on]
     waiting.sort(key=lambda job: moves.ext_of(job).order)
     for job in waiting:
-        throttles.repend(q, job)
+        throttles.repend(q, job, NO_TIME)
 
 
 def _sort_lists(q: Qless) -> None:

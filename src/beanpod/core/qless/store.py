@@ -64,8 +64,6 @@ class Qless:
         self.throttles: dict[str, Throttle] = {}  # with settings, locks or waiters
         self.stats = Stats()
         self.rotation: dict[str, int] = {}  # worker -> next starting queue (round-robin pop)
-        self.caller: Conn | None = None  # the connection whose command is running (events)
-        self.now = 0  # the latest `now` an operation ran at (for engine hooks)
         self.restoring = False  # reattaching after a WAL restore: nothing new to journal
         self.registry_logged = False  # the log holds REGISTRY_STATE
         self.timeline = Timeline()  # ready keys of past instants (recurring children)
@@ -75,16 +73,14 @@ class Qless:
         engine = self.engine
         engine.timer_handlers[LOCK_DUE] = lambda job, now: locks.lock_due(self, job, now)
         engine.timer_handlers[SCHED_DUE] = lambda job, now: moves.scheduled_due(self, job, now)
-        engine.destroy_hooks.append(lambda job: cancel.forget(self, job))
+        engine.destroy_hooks.append(lambda job, now: cancel.forget(self, job, now))
         engine.kick_hooks.append(lambda job, now: cancel.kicked(self, job, now))
 
     # ---- time and lookups --------------------------------------------------------------
 
     def at(self, now: int) -> None:
         """Fire every engine timer due by `now` (scheduled jobs, locks, recurring)."""
-        if now > self.now:
-            self.timeline.note(self.now, self.engine.next_id)
-            self.now = now
+        self.timeline.advance(now, self.engine.next_id)
         self.engine.tick(now)
 
     def find(self, jid: str) -> Job | None:
@@ -106,25 +102,23 @@ class Qless:
             raise foreign(fn, jid)
         return job
 
-    def queue(self, name: str) -> QueueInfo:
-        """The known queue `name`, registered on first use (a valid tube name)."""
+    def queue(self, name: str, now: int) -> QueueInfo:
+        """The known queue `name`, registered on first use, first seen at `now` (a valid
+        tube name)."""
         info = self.queues.get(name)
         if info is None:
             check_queue_name(name)
-            info = self.queues[name] = QueueInfo(name, self.engine, self.now)
+            info = self.queues[name] = QueueInfo(name, self.engine, now)
             if not self.restoring:  # known until queue.forget, as in qless-core
-                self.save_state(QUEUE_STATE + name, self.now)
+                self.save_state(QUEUE_STATE + name, now)
         return info
 
-    def conn_for(self, worker: str) -> Conn:
-        """The engine connection that holds `worker`'s locks (never disconnected)."""
+    def conn_for(self, worker: str, now: int) -> Conn:
+        """The engine connection that holds `worker`'s locks (never disconnected), made
+        at `now` when the worker first takes one."""
         conn = self.conns.get(worker)
         if conn is None:
-            engine = self.engine
-            conn = Conn(engine.next_conn_id, engine.default_tube, since=self.now, name=worker,
-                        dialect="qless")  # fmt: skip
-            conn.watch = []
-            engine.next_conn_id += 1
+            conn = self.engine.detached_conn("qless", since=now, name=worker)
             self.conns[worker] = conn
         return conn
 
@@ -186,11 +180,12 @@ class Qless:
             raw = b"" if value is None else json.dumps(value, separators=(",", ":")).encode()
             journal.record_state(key, raw)
 
-    def emit(self, now: int, event: str, job: Job, **extra: Any) -> None:
+    def emit(self, caller: Conn | None, now: int, event: str, job: Job, **extra: Any) -> None:
+        """An event of `job` for the event log, naming the connection `caller`."""
         events = self.engine.events
         if events is not None:
-            conn = self.caller
-            events.emit(now, event, job.id, job.tube.name, conn.id if conn else None, **extra)
+            cid = None if caller is None else caller.id
+            events.emit(now, event, job.id, job.tube.name, cid, **extra)
 
     def history(self, job: Job, now: int, what: str, **extra: Any) -> None:
         ext = qext(job)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from beanpod.core.job import DEPENDS, Job, JobState, move
+from beanpod.core.job import DEPENDS, Job, JobState
 from beanpod.core.qless.errors import QlessError
 from beanpod.core.qless.ext import QlessExt, qext
 
@@ -171,27 +171,27 @@ def to_throttled(q: Qless, job: Job, tid: str, now: int) -> None:
     assert ext is not None
     ext.throttled_on = tid
     ext.order = q.engine.allocate_id()  # its place among the pending, across restarts
-    move(job, DEPENDS)
+    q.engine.hold(job, DEPENDS)
     _get(q, tid, now).pending[ext.jid] = None
-    q.queue(ext.queue).throttled[ext.jid] = job
+    q.queue(ext.queue, now).throttled[ext.jid] = job
     q.history(job, now, "throttled", queue=ext.queue)
     q.save(job)
 
 
-def relock(q: Qless, job: Job) -> None:
+def relock(q: Qless, job: Job, now: int) -> None:
     """Restore: a running job holds its throttles' locks again."""
     ext = qext(job)
     if ext is not None:
         for tid in of_job(ext):
-            _get(q, tid, q.now).locks[ext.jid] = None
+            _get(q, tid, now).locks[ext.jid] = None
 
 
-def repend(q: Qless, job: Job) -> None:
+def repend(q: Qless, job: Job, now: int) -> None:
     """Restore: a throttled job waits again (call in `ext.order` order)."""
     ext = qext(job)
     assert ext is not None
-    _get(q, ext.throttled_on, q.now).pending[ext.jid] = None
-    q.queue(ext.queue).throttled[ext.jid] = job
+    _get(q, ext.throttled_on, now).pending[ext.jid] = None
+    q.queue(ext.queue, now).throttled[ext.jid] = job
 
 
 def release(q: Qless, job: Job, now: int) -> list[Job]:
@@ -220,12 +220,12 @@ def release(q: Qless, job: Job, now: int) -> list[Job]:
         freed.append(t)
     let_in: list[Job] = []
     for t in freed:
-        let_in += _let_in(q, t)
+        let_in += _let_in(q, t, now)
         _drop_if_idle(q, t)
     return let_in
 
 
-def _let_in(q: Qless, t: Throttle) -> list[Job]:
+def _let_in(q: Qless, t: Throttle, now: int) -> list[Job]:
     """Up to `maximum - locks` pending jobs (10 when unlimited) leave the throttle."""
     let_in = []
     room = UNLIMITED_RELEASE if t.maximum == 0 else t.maximum - len(t.locks)
@@ -235,7 +235,7 @@ def _let_in(q: Qless, t: Throttle) -> list[Job]:
         ext = None if job is None else qext(job)
         if job is None or ext is None or ext.throttled_on != t.id:
             continue
-        q.queue(ext.queue).throttled.pop(jid, None)
+        q.queue(ext.queue, now).throttled.pop(jid, None)
         ext.throttled_on = ""
         let_in.append(job)
     return let_in

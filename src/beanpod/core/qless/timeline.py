@@ -3,7 +3,7 @@ time, as qless scores it, although it is spawned later (at a pop or peek).
 
 Ready keys within a priority band come from the engine's id sequence (moves.py), which
 grows with time. When a qless call's `now` is later than the previous call's
-(`last_now`), `note(last_now, next_id)` records that every id below `next_id` was
+(`latest`), `advance` notes (`note(latest, next_id)`) that every id below `next_id` was
 allocated at or before `last_now`. A child intended at `s` (before the current call's
 `now`) then takes key `next_id - 1` of the last mark at or before `s`: it ties with the
 last job allocated by then and ranks after it (ties go by job id, and the child's id is
@@ -22,11 +22,19 @@ MAX_MARKS = 1 << 16
 
 
 class Timeline:
-    __slots__ = ("ids", "times")
+    __slots__ = ("ids", "latest", "times")
 
     def __init__(self) -> None:
         self.times = array("q")  # engine ms, increasing
         self.ids = array("q")  # the engine's next id once that instant was over
+        self.latest = 0  # the latest instant a qless call ran at
+
+    def advance(self, now: int, next_id: int) -> None:
+        """A qless call runs at `now`: when that is later than the latest, every id
+        below `next_id` was allocated at or before the latest."""
+        if now > self.latest:
+            self.note(self.latest, next_id)
+            self.latest = now
 
     def note(self, when: int, next_id: int) -> None:
         """Every id below `next_id` was allocated at or before `when`."""

@@ -1,4 +1,4 @@
-"""Workq semantics on the engine (a core extension: same layer, uses engine internals).
+"""Workq semantics on the engine (a core extension, above it: uses its public moves).
 
 A Workq job is an ordinary engine Job in tube = the Workq name, with `job.ext` a
 `WorkqExt`. States map onto the engine's: NEW/PENDING = ready (or delayed while
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job, move
+from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job
 from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
 from beanpod.core.workq.ext import (
@@ -68,7 +68,6 @@ class Workq:
         handlers = engine.timer_handlers
         handlers[TTL_DUE] = self._ttl_due
         handlers[WAIT_DUE] = self._wait_due
-        self._requeue = handlers[TTR_EXPIRY]  # the engine's own TTR expiry (back to ready)
         handlers[TTR_EXPIRY] = self._ttr_due
         engine.destroy_hooks.append(self._forget)
 
@@ -77,10 +76,7 @@ class Workq:
     def connect(self, peer: str = "", now: int = 0) -> Conn:
         """A connection for Workq leases: not on beanstalkd's connection counters, and
         never disconnected from the engine, because a lease outlives its connection."""
-        engine = self.engine
-        conn = Conn(engine.next_conn_id, engine.default_tube, peer, now, dialect="workq")
-        conn.watch = []
-        engine.next_conn_id += 1
+        conn = self.engine.detached_conn("workq", peer, now)
         self.clients += 1
         return conn
 
@@ -144,7 +140,7 @@ class Workq:
         start = now if at is None else at
         ext = WorkqExt(uuid, ttl, start + ttl, at or 0, max_attempts, max_fails)
         job = self._put(conn, ext, name, ttr, body, priority, max(0, start - now), now)
-        self.engine.timers.arm(ext.expires, TTL_DUE, ext)
+        self.engine.arm(ext.expires, TTL_DUE, ext)
         return job
 
     def run(
@@ -163,7 +159,7 @@ class Workq:
         job = self._put(conn, WorkqExt(uuid, is_run=True), name, ttr, body, priority, 0, now)
         parked = Wait(job.id, uuid, True, now + wait, deliver)
         self.waits.setdefault(job.id, []).append(parked)
-        self.engine.timers.arm(parked.timeout_at, WAIT_DUE, parked)
+        self.engine.arm(parked.timeout_at, WAIT_DUE, parked)
         return parked
 
     def _put(
@@ -258,7 +254,7 @@ class Workq:
         """delete: remove a job whatever its state."""
         job = self._find(uuid)
         self._need_room(0)
-        job.tube.cmd_delete += 1
+        self.engine.count_delete(job)
         self._remove(job, now, conn, "delete")
 
     def result(
@@ -272,7 +268,7 @@ class Workq:
             return TIMEOUT
         parked = Wait(job.id, uuid, False, now + wait, deliver)
         self.waits.setdefault(job.id, []).append(parked)
-        self.engine.timers.arm(parked.timeout_at, WAIT_DUE, parked)
+        self.engine.arm(parked.timeout_at, WAIT_DUE, parked)
         return parked
 
     # ---- restart -----------------------------------------------------------------------
@@ -296,7 +292,7 @@ class Workq:
             if ext.is_run:
                 runs.append(job)
             elif ext.expires:
-                self.engine.timers.arm(ext.expires, TTL_DUE, ext)
+                self.engine.arm(ext.expires, TTL_DUE, ext)
         for job in runs:
             self._remove(job, now, None, "delete")
 
@@ -338,7 +334,7 @@ class Workq:
             return
         ext.outcome = outcome
         ext.result = result
-        move(job, COMPLETE)
+        self.engine.hold(job, COMPLETE)
         self._journal_update(job)
 
     def _remove(
@@ -353,7 +349,7 @@ class Workq:
         if event is not None and engine.events is not None:
             extra = {"state": STATE_NAMES[state]} if event == "delete" else {}
             engine.events.emit(now, event, job.id, job.tube.name, _cid(conn), **extra)
-        engine.destroy(job)
+        engine.destroy(job, now)
 
     def _journal_update(self, job: Job) -> None:
         if self.engine.journal is not None:
@@ -362,7 +358,7 @@ class Workq:
     def _answer(self, job: Job, outcome: WaitOutcome) -> None:
         waits = self.waits.pop(job.id, None)
         if waits:
-            cancel = self.engine.timers.cancel
+            cancel = self.engine.disarm
             for wait in waits:
                 wait.active = False
                 cancel(wait)
@@ -370,14 +366,14 @@ class Workq:
 
     def _end_wait(self, wait: Wait) -> None:
         wait.active = False
-        self.engine.timers.cancel(wait)
+        self.engine.disarm(wait)
         waits = self.waits.get(wait.job_id)
         if waits is not None:
             waits.remove(wait)
             if not waits:
                 del self.waits[wait.job_id]
 
-    def _forget(self, job: Job) -> None:
+    def _forget(self, job: Job, now: int) -> None:
         """Engine destroy hook: drop the uuid and TTL timer; pending waits learn the job
         is gone."""
         ext = workq_ext(job)
@@ -385,7 +381,7 @@ class Workq:
             return
         if self.index.get(ext.uuid) is job:
             del self.index[ext.uuid]
-        self.engine.timers.cancel(ext)
+        self.engine.disarm(ext)
         self._answer(job, NOT_FOUND)
 
     # ---- timers ------------------------------------------------------------------------
@@ -414,19 +410,13 @@ class Workq:
         """TTR expiry: Workq jobs whose attempts are used up fail; an expired run ends."""
         ext = workq_ext(job)
         if ext is None:
-            self._requeue(job, now)
+            self.engine.expire(job, now)
             return
         run_ended = ext.is_run and any(w.run and w.expired for w in self.waits.get(job.id, ()))
         if not run_ended and ext.attempts < ext.attempt_limit:
-            self._requeue(job, now)
+            self.engine.expire(job, now)
             return
-        engine = self.engine
-        engine.unreserve(job)
-        job.timeouts += 1
-        job.tube.timeouts += 1
-        engine.counts.job_timeouts += 1
-        if engine.events is not None:
-            engine.events.emit(now, "timeout", job.id, job.tube.name, None)
+        self.engine.time_out(job, now)
         if run_ended:
             self._answer(job, TIMEOUT)
             self._remove(job, now, None, "delete", detached=True)

@@ -15,6 +15,7 @@ from collections import deque
 from typing import Any
 
 from beanpod.protocols.beanstalkd import wire as w
+from beanpod.protocols.receive import ReceiveBuffer
 
 Command = tuple[Any, ...]
 
@@ -190,18 +191,13 @@ def _put_head(line: bytes, parts: list[bytes]) -> tuple[int, int, int, int] | No
 BODY_VERBS = frozenset({b"put", b"qless"})
 
 
-class Parser:
+class Parser(ReceiveBuffer):
     """Incremental parser for one connection."""
 
-    __slots__ = (
-        "_buf", "_consumed", "_job", "_max_job_size", "_mode", "_need", "_pos", "_queue",
-        "drained",
-    )  # fmt: skip
+    __slots__ = ("_job", "_max_job_size", "_mode", "_need", "_queue", "drained")
 
     def __init__(self, max_job_size: int = w.DEFAULT_MAX_JOB_SIZE) -> None:
-        self._buf = bytearray()
-        self._pos = 0
-        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
+        super().__init__()
         self._mode = LINE
         self._need = 0  # bytes still expected in BODY or SKIP mode
         # pri, delay, ttr of the put being read; None while reading a qless request body
@@ -211,14 +207,6 @@ class Parser:
         # Set by `take` when no command can follow its batch until more bytes arrive: the
         # caller need not ask again (one call saved per read, as at depth 1).
         self.drained = False
-
-    def feed(self, data: bytes) -> None:
-        buf = self._buf
-        if self._pos:
-            self._consumed += self._pos
-            del buf[: self._pos]
-            self._pos = 0
-        buf += data
 
     @property
     def buffered(self) -> int:
@@ -230,7 +218,7 @@ class Parser:
         until it is complete (for --request-timeout); None between commands."""
         mode, pos = self._mode, self._pos
         if mode == LINE:
-            return None if pos == len(self._buf) else self._consumed + pos
+            return self._line_started()
         if mode == SKIP:
             return self._consumed + pos + self._need
         return self._consumed + pos if mode == BODY else -1  # -1: discarding a long line

@@ -113,17 +113,14 @@ def qless(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
         return _events(s, q, args)
     if fn == "cancel" and d.audit is not None:
         _audit_cancel(s, q, args)
-    q.caller = s.conn
     try:
-        return ok(call(q, fn, args, s.now, len(body)))
+        return ok(call(q, fn, args, s.now, len(body), s.conn))
     except QlessError as exc:
         return error(exc.message)
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         return error(f"{fn}(): bad arguments: {exc}")
     except RecursionError:  # a value nested too deeply to re-encode
         return error(f"{fn}(): bad arguments: nested too deeply")
-    finally:
-        q.caller = None
 
 
 def _admission(engine: Engine, fn: str, nbytes: int) -> bytes | None:

@@ -16,6 +16,7 @@ than the reference's per-command read limit closes the connection without a repl
 
 from __future__ import annotations
 
+from beanpod.protocols.receive import ReceiveBuffer
 from beanpod.protocols.workq import wire as w
 
 
@@ -108,29 +109,21 @@ def split_flags(fields: list[bytes]) -> tuple[list[bytes], dict[bytes, bytes]] |
     return args, flags
 
 
-class Parser:
+class Parser(ReceiveBuffer):
     """Incremental parser for one connection."""
 
-    __slots__ = ("_buf", "_consumed", "_error", "_mode", "_need", "_pending", "_pos")
+    __slots__ = ("_error", "_mode", "_need", "_pending")
 
     def __init__(self) -> None:
-        self._buf = bytearray()
-        self._pos = 0
-        self._consumed = 0  # bytes dropped from the front of _buf so far (stream offset)
+        super().__init__()
         self._mode = LINE
         self._need = 0  # payload bytes (+ CRLF) still expected in BODY mode
         self._pending: Command | None = None  # the command whose payload is being read
         self._error: str | None = None  # what to answer once the payload is consumed
 
     def feed(self, data: bytes) -> None:
-        if self._mode == CLOSED:
-            return
-        buf = self._buf
-        if self._pos:
-            self._consumed += self._pos
-            del buf[: self._pos]
-            self._pos = 0
-        buf += data
+        if self._mode != CLOSED:  # a closed connection's bytes are dropped
+            super().feed(data)
 
     @property
     def buffered(self) -> int:
@@ -139,10 +132,10 @@ class Parser:
     def started(self) -> int | None:
         """Where the command being received began: a stream offset that stays the same
         until it is complete (for --request-timeout); None between commands."""
-        mode, pos = self._mode, self._pos
+        mode = self._mode
         if mode == LINE:
-            return None if pos == len(self._buf) else self._consumed + pos
-        return None if mode == CLOSED else self._consumed + pos
+            return self._line_started()
+        return None if mode == CLOSED else self._consumed + self._pos
 
     def next_command(self) -> Parsed | None:
         """The next complete command or rejection, or None if more bytes are needed."""

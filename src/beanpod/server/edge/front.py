@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from beanpod.core.engine import Engine
-from beanpod.core.memory import MemoryMeter, meter_engine
+from beanpod.core.memory import MemoryMeter
 from beanpod.server.edge.audit import AuditLog
 from beanpod.server.edge.gate import Gate
 from beanpod.server.edge.settings import EdgeSettings, TlsSettings
@@ -38,7 +38,7 @@ class Edge:
     def start(self, sessions: Callable[[], Iterable[Any]]) -> None:
         """After the WAL restored the engine: count what it holds, start the sweep."""
         if self.meter is not None:
-            meter_engine(self.engine, self.meter)
+            self.engine.keep_meter(self.meter)
         self.watchdog = Watchdog(self.settings, sessions, self.meter, self.clock_ms)
         self.watchdog.start()
 

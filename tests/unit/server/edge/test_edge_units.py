@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.memory import JOB_OVERHEAD, MemoryMeter, meter_engine
+from beanpod.core.memory import JOB_OVERHEAD, MemoryMeter
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.workq.commands import Parser as WorkqParser
 from beanpod.server.edge.audit import AuditLog
@@ -95,7 +95,7 @@ def test_workq_started_offset() -> None:
 def test_meter_counts_bodies_and_refuses_past_the_cap() -> None:
     engine = Engine()
     meter = MemoryMeter(cap=10 * (100 + JOB_OVERHEAD))
-    meter_engine(engine, meter)
+    engine.keep_meter(meter)
     conn = engine.connect()
     jobs = [engine.put(conn, engine.default_tube, 0, 0, 1000, b"x" * 100, 0) for _ in range(9)]
     assert meter.used == 9 * (100 + JOB_OVERHEAD)
@@ -113,7 +113,7 @@ def test_memory_view_for_metrics() -> None:
 
     engine = Engine()
     assert memory_view(engine) is None
-    meter_engine(engine, MemoryMeter(cap=1 << 20))
+    engine.keep_meter(MemoryMeter(cap=1 << 20))
     engine.put(engine.connect(), engine.default_tube, 0, 0, 1000, b"abc", 0)
     view = memory_view(engine)
     assert view is not None and (view.used, view.cap) == (3 + JOB_OVERHEAD, 1 << 20)

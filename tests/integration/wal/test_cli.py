@@ -14,7 +14,7 @@ from beanpod.core.engine import Engine
 from beanpod.durability.wal import Durability, WalSettings
 from tests.support.servers import SubprocessServer
 
-FIXTURES = Path(__file__).parents[1] / "data" / "wal"
+FIXTURES = Path(__file__).parents[2] / "data" / "wal"
 
 
 def test_verify_accepts_a_valid_log() -> None:

@@ -16,7 +16,7 @@ from beanpod.client.qless import Client, Job
 from beanpod.client.qless_worker import Worker
 from tests.support.servers import SubprocessServer
 
-DOC = Path(__file__).parents[2] / "docs" / "qless.md"
+DOC = Path(__file__).parents[3] / "docs" / "qless.md"
 
 
 class BadAddress(ValueError):

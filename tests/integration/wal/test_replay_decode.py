@@ -29,7 +29,7 @@ def segment(directory: Path, index: int, payloads: list[bytes]) -> list[int]:
 
 def job(engine: Engine, job_id: int, tube: str, pri: int, body: bytes) -> Job:
     made = Job(job_id, engine.tube(tube), pri, 0, 5000, body, 1_700_000_000_000)
-    move(made, READY)  # as a put makes it
+    move(made, READY, engine.check)  # as a put makes it
     return made
 
 

@@ -27,7 +27,7 @@ from beanpod.durability import checkpoint
 from beanpod.durability import snapshot as snapshot_payload
 from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
-from tests.integration.test_wal_snapshot import image
+from tests.integration.wal.test_snapshot import image
 from tests.support.servers import SubprocessServer
 
 NOW = 1_700_000_000_000
