@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +90,28 @@ def test_the_log_size_reaches_the_pipeline_before_spark_starts(
     assert invoke("--events", str(log_dir), "--out", "o").exit_code == 0
     assert invoke("--events", "hdfs://namenode/events", "--out", "o").exit_code == 0
     assert seen == [1000, None]
+
+
+@pytest.mark.parametrize("java_on_path", [True, False])
+def test_a_wrong_java_home_is_one_line_naming_it(
+    log_dir: Path, tmp_path: Path, java_on_path: bool
+) -> None:
+    """The real CLI in its own process: Spark's scripts would run $JAVA_HOME/bin/java and
+    print their own shell errors; the check names the value and the fix first."""
+    java_home = tmp_path / "no such java"
+    env = {**os.environ, "JAVA_HOME": str(java_home)}
+    if not java_on_path:  # only the venv's scripts and the shell's tools
+        env["PATH"] = f"{Path(sys.executable).parent}:{tmp_path / 'empty'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir),
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 4
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"JAVA_HOME={java_home} has no bin/java" in done.stderr
+    assert "spark-class" not in done.stderr and done.stdout == ""
+    if java_on_path:
+        assert "or unset it to use" in done.stderr
+    else:
+        assert "openjdk-17-jre-headless" in done.stderr
