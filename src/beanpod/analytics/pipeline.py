@@ -77,7 +77,14 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
-STAGES = ("read events", "reservations", "plan, report data", *write.TABLES, "report")
+STAGES = (
+    "start Spark",
+    "read events",
+    "reservations",
+    "plan, report data",
+    *write.TABLES,
+    "report",
+)
 
 
 def launched_by_spark_submit() -> bool:
@@ -224,12 +231,13 @@ def run(
     ``log_bytes`` (the log's size, if known before Spark starts) chooses the session's
     settings when ``spark`` is not given.
     """
+    stages = _Stages(progress)
     if spark is None:
         import_report_meanwhile()
-        spark = build_session(master, quiet, log_bytes)
+        with stages.stage("start Spark"):  # the JVM's start and the SparkContext's
+            spark = build_session(master, quiet, log_bytes)
     from beanpod.analytics import report
 
-    stages = _Stages(progress)
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
