@@ -149,7 +149,7 @@ def literal_frame(
     """A small frame of ``rows`` (str, int, bool or float values, typed by the first row)
     parsed in the JVM from one JSON literal: a handful of py4j calls whatever the number of
     rows (a struct of literals per row cost ~50 calls a row: 3,500 of a 10k-event run's
-    9,000). ``createDataFrame`` of a list (without pyarrow) is a Python RDD, which starts
+    13,400). ``createDataFrame`` of a list (without pyarrow) is a Python RDD, which starts
     Python workers in every query that joins it."""
     first = rows[0] if rows else ("",) * len(columns)
     fields = ", ".join(f"`{c}`: {_SQL_TYPES[type(v)]}" for c, v in zip(columns, first, strict=True))
