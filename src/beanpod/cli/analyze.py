@@ -14,6 +14,11 @@ import click
 
 from beanpod.events.writer import FILE_RE
 
+#: A Java was found but Spark's JVM exited at start; its own lines are above this one.
+JVM_FAILED = (
+    "Spark's JVM did not start (its error is above): Spark needs Java 17; check "
+    "`java -version` and JAVA_HOME ({})"
+)
 INSTALL_HINT = "pyspark is not installed: pip install 'beanpod[analytics]'"
 JAVA_HINT = (
     "Spark needs Java 17 and none was found (no `java` on PATH, no JAVA_HOME): "
@@ -86,7 +91,7 @@ def analyze(
     except PySparkRuntimeError as exc:
         if "JAVA_GATEWAY_EXITED" not in str(exc):
             raise
-        raise AnalyzeError(f"Spark's JVM did not start. {JAVA_HINT}") from None
+        raise AnalyzeError(JVM_FAILED.format(os.environ.get("JAVA_HOME") or "unset")) from None
     click.echo(
         f"wrote {out_uri.rstrip('/')}/report.html and {len(TABLES)} tables "
         f"in {time.monotonic() - started:.1f}s"

@@ -115,3 +115,18 @@ def test_a_wrong_java_home_is_one_line_naming_it(
         assert "or unset it to use" in done.stderr
     else:
         assert "openjdk-17-jre-headless" in done.stderr
+
+
+def test_a_jvm_that_fails_to_start_shows_its_own_error(log_dir: Path, tmp_path: Path) -> None:
+    """The JVM's stderr goes through beanpod's pipe (the incubator warning filtered out),
+    which is read before the JVM starts: a JVM that cannot start still says why."""
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:+NoSuchBeanpodFlag"}
+    env.pop("JAVA_HOME", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir),
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 4
+    assert "Unrecognized VM option 'NoSuchBeanpodFlag'" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("Error: Spark's JVM did not start (its error")
