@@ -92,6 +92,14 @@ def test_the_log_size_reaches_the_pipeline_before_spark_starts(
     assert seen == [1000, None]
 
 
+def run_cli(log_dir: Path, out: Path, env: dict[str, str]) -> Any:
+    """``beanpod analyze`` in its own process (Spark's scripts and the JVM are real)."""
+    command = [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir)]
+    return subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
 @pytest.mark.parametrize("java_on_path", [True, False])
 def test_a_wrong_java_home_is_one_line_naming_it(
     log_dir: Path, tmp_path: Path, java_on_path: bool
@@ -102,11 +110,7 @@ def test_a_wrong_java_home_is_one_line_naming_it(
     env = {**os.environ, "JAVA_HOME": str(java_home)}
     if not java_on_path:  # only the venv's scripts and the shell's tools
         env["PATH"] = f"{Path(sys.executable).parent}:{tmp_path / 'empty'}"
-    done = subprocess.run(
-        [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir),
-         "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=60, env=env,
-    )  # fmt: skip
+    done = run_cli(log_dir, tmp_path / "out", env)
     assert done.returncode == 4
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"JAVA_HOME={java_home} has no bin/java" in done.stderr
@@ -122,11 +126,7 @@ def test_a_jvm_that_fails_to_start_shows_its_own_error(log_dir: Path, tmp_path: 
     which is read before the JVM starts: a JVM that cannot start still says why."""
     env = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:+NoSuchBeanpodFlag"}
     env.pop("JAVA_HOME", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir),
-         "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+    done = run_cli(log_dir, tmp_path / "out", env)
     assert done.returncode == 4
     assert "Unrecognized VM option 'NoSuchBeanpodFlag'" in done.stderr
     assert done.stderr.splitlines()[-1].startswith("Error: Spark's JVM did not start (its error")
