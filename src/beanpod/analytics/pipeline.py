@@ -10,15 +10,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from pyspark import StorageLevel
+from pyspark import SparkConf, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from beanpod.analytics import compact, read, transforms, write
+from beanpod.analytics import compact, launch, read, transforms, write
 
 APP_NAME = "beanpod-analyze"
 #: Settings applied only when beanpod starts Spark itself (not under spark-submit).
@@ -76,7 +77,14 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
-STAGES = ("read events", "reservations", *write.TABLES, "report")
+STAGES = (
+    "start Spark",
+    "read events",
+    "reservations",
+    "plan, report data",
+    *write.TABLES,
+    "report",
+)
 
 
 def launched_by_spark_submit() -> bool:
@@ -94,26 +102,34 @@ def build_session(
     keeps the JVM's start-up WARN lines off stderr (a local JVM logs only errors);
     ``log_bytes`` (the log's size, when known) chooses the settings (:func:`session_conf`).
     """
-    builder = SparkSession.builder.appName(APP_NAME)
-    if master is not None or not launched_by_spark_submit():
-        builder = builder.master(master or "local[*]")
-        conf = session_conf(log_bytes)
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-        if quiet:
-            java_options = f"{conf['spark.driver.extraJavaOptions']} " + (
-                f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
-            )
-            builder = builder.config("spark.driver.extraJavaOptions", java_options)
-        # The cache's catalog table (compact.py) makes Spark create its warehouse
-        # directory; keep it out of the user's working directory.
-        warehouse = tempfile.mkdtemp(prefix="beanpod-spark-warehouse-")
-        atexit.register(shutil.rmtree, warehouse, True)
-        builder = builder.config("spark.sql.warehouse.dir", warehouse)
-    builder = builder.config("spark.sql.session.timeZone", "UTC")
-    spark = builder.getOrCreate()
+    if master is None and launched_by_spark_submit():
+        builder = SparkSession.builder.appName(APP_NAME)
+        spark = builder.config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    else:
+        conf = own_conf(master, quiet, log_bytes)
+        if quiet:  # the JVM's start-up warnings off stderr too
+            launch.quiet_context(conf)
+        spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def own_conf(master: str | None, quiet: bool, log_bytes: int | None) -> SparkConf:
+    """The settings of a Spark beanpod starts itself (:func:`session_conf`, a temporary
+    warehouse, UTC; with ``quiet``, a JVM logging only errors)."""
+    settings = session_conf(log_bytes)
+    if quiet:
+        settings["spark.driver.extraJavaOptions"] += (
+            f" -Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
+        )
+    # The cache's catalog table (compact.py) makes Spark create its warehouse
+    # directory; keep it out of the user's working directory.
+    warehouse = tempfile.mkdtemp(prefix="beanpod-spark-warehouse-")
+    atexit.register(shutil.rmtree, warehouse, True)
+    settings["spark.sql.warehouse.dir"] = warehouse
+    settings["spark.sql.session.timeZone"] = "UTC"
+    conf = SparkConf().setMaster(master or "local[*]").setAppName(APP_NAME)
+    return conf.setAll(list(settings.items()))
 
 
 def import_report_meanwhile() -> None:
@@ -215,12 +231,13 @@ def run(
     ``log_bytes`` (the log's size, if known before Spark starts) chooses the session's
     settings when ``spark`` is not given.
     """
+    stages = _Stages(progress)
     if spark is None:
         import_report_meanwhile()
-        spark = build_session(master, quiet, log_bytes)
+        with stages.stage("start Spark"):  # the JVM's start and the SparkContext's
+            spark = build_session(master, quiet, log_bytes)
     from beanpod.analytics import report
 
-    stages = _Stages(progress)
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
@@ -234,19 +251,28 @@ def run(
     try:
         with stages.stage("reservations"):
             enriched.count()  # materialises the cache every table reads
-        drawn: dict[str, DataFrame] = {}
         # queue_daily and throughput_hourly both roll up these (a few rows per queue-hour).
         hourly = transforms.hourly_counters(enriched).persist(StorageLevel.MEMORY_AND_DISK)
         kept.append(hourly)
-        for name, table in build_tables(events, enriched, partials, hourly).items():
-            with stages.stage(name):
-                if name in report.DRAWN_TABLES:  # keep what the report draws: no re-read
-                    table = drawn[name] = table.persist(StorageLevel.MEMORY_AND_DISK)
-                    kept.append(table)
-                write.write_table(table, out_uri, name, partitions=1 if name != "jobs" else None)
-        with stages.stage("report"):
-            report.write_report(spark, out_uri, drawn, enriched)
+        with stages.stage("plan, report data"):
+            tables = build_tables(events, enriched, partials, hourly)
+            for name in report.DRAWN_TABLES:  # kept: the report reads them, the writes too
+                tables[name] = tables[name].persist(StorageLevel.MEMORY_AND_DISK)
+                kept.append(tables[name])
+            data = report.collect(spark, out_uri, tables, enriched)
+        with ThreadPoolExecutor(1, thread_name_prefix="beanpod-report") as drawing:
+            # matplotlib draws in Python while the JVM writes the tables.
+            page = drawing.submit(report.render_html, data)
+            _write_tables(stages, tables, out_uri)
+            with stages.stage("report"):
+                report.write_text(spark, report.report_uri(out_uri), page.result())
     finally:
         for frame in kept:
             frame.unpersist()
     return stages.seconds
+
+
+def _write_tables(stages: _Stages, tables: dict[str, DataFrame], out_uri: str) -> None:
+    for name, table in tables.items():
+        with stages.stage(name):
+            write.write_table(table, out_uri, name, partitions=1 if name != "jobs" else None)

@@ -395,13 +395,6 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         stream.close()
 
 
-def write_report(
-    spark: SparkSession,
-    out_uri: str,
-    tables: Mapping[str, DataFrame] | None = None,
-    enriched: DataFrame | None = None,
-) -> str:
-    """Render ``OUT/report.html`` from ``tables`` or the tables under ``out_uri``."""
-    uri = f"{out_uri.rstrip('/')}/report.html"
-    write_text(spark, uri, render_html(collect(spark, out_uri, tables, enriched)))
-    return uri
+def report_uri(out_uri: str) -> str:
+    """``OUT/report.html``."""
+    return f"{out_uri.rstrip('/')}/report.html"

@@ -14,6 +14,11 @@ import click
 
 from beanpod.events.writer import FILE_RE
 
+#: A Java was found but Spark's JVM exited at start; its own lines are above this one.
+JVM_FAILED = (
+    "Spark's JVM did not start (its error is above): Spark needs Java 17; check "
+    "`java -version` and JAVA_HOME ({})"
+)
 INSTALL_HINT = "pyspark is not installed: pip install 'beanpod[analytics]'"
 JAVA_HINT = (
     "Spark needs Java 17 and none was found (no `java` on PATH, no JAVA_HOME): "
@@ -69,6 +74,7 @@ def analyze(
     log_bytes = _check_log(events_uri, allow_empty)
     _check_environment(master)
     from beanpod.analytics.pipeline import Progress, run
+    from beanpod.analytics.write import TABLES
 
     def show(p: Progress) -> None:
         now = datetime.now().strftime("%H:%M:%S")
@@ -80,14 +86,14 @@ def analyze(
     from pyspark.errors import PySparkRuntimeError
 
     try:
-        seconds = run(events_uri, out_uri, master, day_from, day_to, progress=show,
+        run(events_uri, out_uri, master, day_from, day_to, progress=show,
                       quiet=verbose == 0, log_bytes=log_bytes)  # fmt: skip
     except PySparkRuntimeError as exc:
         if "JAVA_GATEWAY_EXITED" not in str(exc):
             raise
-        raise AnalyzeError(f"Spark's JVM did not start. {JAVA_HINT}") from None
+        raise AnalyzeError(JVM_FAILED.format(os.environ.get("JAVA_HOME") or "unset")) from None
     click.echo(
-        f"wrote {out_uri.rstrip('/')}/report.html and {len(seconds) - 3} tables "
+        f"wrote {out_uri.rstrip('/')}/report.html and {len(TABLES)} tables "
         f"in {time.monotonic() - started:.1f}s"
     )
 
@@ -130,5 +136,18 @@ def _check_environment(master: str | None) -> None:
     if master is not None and not master.startswith("local"):
         return  # a cluster brings its own Java
     java_home = os.environ.get("JAVA_HOME")
-    if shutil.which("java") is None and not (java_home and Path(java_home, "bin", "java").exists()):
+    if java_home:  # Spark's scripts then run $JAVA_HOME/bin/java, never `java` on PATH
+        if not os.access(Path(java_home, "bin", "java"), os.X_OK):
+            raise AnalyzeError(_bad_java_home(java_home))
+    elif shutil.which("java") is None:
         raise AnalyzeError(JAVA_HINT)
+
+
+def _bad_java_home(java_home: str) -> str:
+    """One line naming JAVA_HOME's value and the fix (the Java on PATH, if there is one)."""
+    java = shutil.which("java")
+    if java is None:
+        fix = "point it at a Java 17 (apt-get install openjdk-17-jre-headless)"
+    else:
+        fix = f"set JAVA_HOME={Path(java).resolve().parent.parent} or unset it to use {java}"
+    return f"JAVA_HOME={java_home} has no bin/java, which Spark runs: {fix}"

@@ -140,7 +140,7 @@ def test_spark_submit_on_standalone_cluster_equals_local(
         env={**_env(), "PYTHONPATH": ""}, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert submit.returncode == 0, submit.stderr[-3000:]
-    assert "[9/9] report done" in submit.stdout
+    assert "[11/11] report done" in submit.stdout
     for table in TABLES:
         local = spark.read.parquet(str(local_out / table))
         remote = spark.read.parquet(str(cluster_out / table))

@@ -5,6 +5,7 @@ the settings the 10M-event figures were measured with."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -74,6 +75,10 @@ def test_beanpod_analyze_with_the_small_log_settings_equals_the_reference(
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # Progress lines only: no JVM start-up warning (the incubator module), no Spark log.
+    assert "incubator" not in done.stderr
+    assert all(re.match(r"\d\d:\d\d:\d\d \[\d+/\d+\] ", line) for line in
+               done.stderr.splitlines()), done.stderr  # fmt: skip
     expected = reference.tables(reference.read_log(tmp_path / "events"))
     assert all(expected[name] for name in write.TABLES)
     for name in write.TABLES:

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +92,43 @@ def test_the_log_size_reaches_the_pipeline_before_spark_starts(
     assert invoke("--events", str(log_dir), "--out", "o").exit_code == 0
     assert invoke("--events", "hdfs://namenode/events", "--out", "o").exit_code == 0
     assert seen == [1000, None]
+
+
+def run_cli(log_dir: Path, out: Path, env: dict[str, str]) -> Any:
+    """``beanpod analyze`` in its own process (Spark's scripts and the JVM are real)."""
+    command = [sys.executable, "-m", "beanpod", "analyze", "--events", str(log_dir)]
+    return subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+@pytest.mark.parametrize("java_on_path", [True, False])
+def test_a_wrong_java_home_is_one_line_naming_it(
+    log_dir: Path, tmp_path: Path, java_on_path: bool
+) -> None:
+    """The real CLI in its own process: Spark's scripts would run $JAVA_HOME/bin/java and
+    print their own shell errors; the check names the value and the fix first."""
+    java_home = tmp_path / "no such java"
+    env = {**os.environ, "JAVA_HOME": str(java_home)}
+    if not java_on_path:  # only the venv's scripts and the shell's tools
+        env["PATH"] = f"{Path(sys.executable).parent}:{tmp_path / 'empty'}"
+    done = run_cli(log_dir, tmp_path / "out", env)
+    assert done.returncode == 4
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"JAVA_HOME={java_home} has no bin/java" in done.stderr
+    assert "spark-class" not in done.stderr and done.stdout == ""
+    if java_on_path:
+        assert "or unset it to use" in done.stderr
+    else:
+        assert "openjdk-17-jre-headless" in done.stderr
+
+
+def test_a_jvm_that_fails_to_start_shows_its_own_error(log_dir: Path, tmp_path: Path) -> None:
+    """The JVM's stderr goes through beanpod's pipe (the incubator warning filtered out),
+    which is read before the JVM starts: a JVM that cannot start still says why."""
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:+NoSuchBeanpodFlag"}
+    env.pop("JAVA_HOME", None)
+    done = run_cli(log_dir, tmp_path / "out", env)
+    assert done.returncode == 4
+    assert "Unrecognized VM option 'NoSuchBeanpodFlag'" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("Error: Spark's JVM did not start (its error")
