@@ -1,0 +1,92 @@
+"""The RESP request reader: whole, byte by byte, with trailing bytes, and malformed."""
+
+from __future__ import annotations
+
+import pytest
+
+from beanpod.protocols.resp.reader import Rejected, RequestReader
+
+
+def cmd(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def drain(reader: RequestReader) -> list[object]:
+    found: list[object] = []
+    while (item := reader.next_command()) is not None:
+        found.append(item)
+        if isinstance(item, Rejected):
+            break
+    return found
+
+
+WIRE = cmd(b"EVALSHA", b"abc", b"0", b"put", b"1.5", b"") + cmd(b"PING") + cmd(b"x" * 300)
+EXPECTED = [[b"EVALSHA", b"abc", b"0", b"put", b"1.5", b""], [b"PING"], [b"x" * 300]]
+
+
+def test_whole() -> None:
+    reader = RequestReader()
+    reader.feed(WIRE)
+    assert drain(reader) == EXPECTED
+    assert not reader.buffered
+
+
+def test_byte_by_byte() -> None:
+    reader = RequestReader()
+    found: list[object] = []
+    for i in range(len(WIRE)):
+        reader.feed(WIRE[i : i + 1])
+        found += drain(reader)
+    assert found == EXPECTED
+
+
+def test_trailing_bytes_wait_for_the_rest() -> None:
+    reader = RequestReader()
+    reader.feed(WIRE + b"*2\r\n$4\r\nECHO\r\n$2\r\nh")
+    assert drain(reader) == EXPECTED
+    assert reader.buffered
+    reader.feed(b"i\r\n")
+    assert drain(reader) == [[b"ECHO", b"hi"]]
+
+
+def test_empty_and_null_arrays_are_skipped() -> None:
+    reader = RequestReader()
+    reader.feed(b"*0\r\n*-1\r\n" + cmd(b"PING"))
+    assert drain(reader) == [[b"PING"]]
+
+
+@pytest.mark.parametrize(
+    ("wire", "message"),
+    [
+        (b"*a\r\n", "ERR Protocol error: invalid multibulk length"),
+        (b"*1\r\n:5\r\n", "ERR Protocol error: expected '$', got ':'"),
+        (b"*1\r\n*1\r\n$1\r\na\r\n", "ERR Protocol error: expected '$', got '*'"),
+        (b"*1\r\n$99999999999\r\n", "ERR Protocol error: invalid bulk length"),
+        (b"*99999999999\r\n", "ERR Protocol error: invalid multibulk length"),
+        (b"*4000000000\r\n", "ERR Protocol error: invalid multibulk length"),
+        (b":5\r\n", "ERR Protocol error: expected '*', got ':'"),
+        (b"PING\r\n", "ERR Protocol error: invalid multibulk length"),
+    ],
+)
+def test_malformed_is_rejected(wire: bytes, message: str) -> None:
+    reader = RequestReader()
+    reader.feed(wire)
+    assert drain(reader) == [Rejected(message)]
+    reader.feed(cmd(b"PING"))  # nothing after a rejection is read: the connection closes
+    assert reader.next_command() == Rejected(message)
+
+
+def test_an_oversized_header_cut_in_two_is_seen() -> None:
+    reader = RequestReader()
+    reader.feed(cmd(b"PING") + b"*1\r\n$9999")
+    assert drain(reader) == [[b"PING"]]
+    reader.feed(b"99999999\r\n")
+    assert drain(reader) == [Rejected("ERR Protocol error: invalid bulk length")]
+
+
+def test_limits_are_settings() -> None:
+    reader = RequestReader(max_bulk=4, max_elements=2)
+    reader.feed(cmd(b"ab", b"abcd"))
+    assert drain(reader) == [[b"ab", b"abcd"]]
+    reader.feed(cmd(b"a", b"b", b"c"))
+    assert drain(reader) == [Rejected("ERR Protocol error: invalid multibulk length")]
