@@ -114,6 +114,23 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     "[default: 9922, or a free port when -p 0]",
 )
 @click.option(
+    "--redis-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="TCP port for the Redis-protocol door that qless's own clients (qless-py, the "
+    "Ruby gem) use unchanged (docs/qless.md); 0 picks a free port. [default: off]",
+)
+@click.option(
+    "--redis-listen",
+    default=None,
+    help="Address of the Redis-protocol door. [default: -l's address; 127.0.0.1 with unix:]",
+)
+@click.option(
+    "--redis-password-file",
+    type=click.Path(dir_okay=False),
+    help="File holding the password the Redis-protocol door asks with AUTH.",
+)
+@click.option(
     "--events",
     "events_dir",
     default=None,
@@ -182,7 +199,8 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
-    workq_port: int | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
+    workq_port: int | None, redis_port: int | None, redis_listen: str | None,
+    redis_password_file: str | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
     check_moves: bool, print_config: bool, **edge: object,
@@ -203,7 +221,8 @@ def serve(
         checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
-        edge=edge_settings(edge),
+        edge=edge_settings(edge), redis_port=redis_port, redis_address=redis_listen,
+        redis_password=_password(redis_password_file),
     )  # fmt: skip
     try:
         run_server(config)
@@ -255,6 +274,17 @@ def _workq_port(option: int | None, beanstalkd_port: int) -> int | None:
     if option is None:
         return 0 if beanstalkd_port == 0 else WORKQ_PORT
     return option or None
+
+
+def _password(path: str | None) -> str | None:
+    """--redis-password-file: its first line."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    except OSError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--redis-password-file'") from None
 
 
 def _http_address(text: str) -> tuple[str, int] | None:

@@ -29,6 +29,7 @@ from beanpod.server.info import ProcessInfo
 from beanpod.server.memory_trim import MemoryTrimmer
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
+    EXIT_USAGE,
     EXIT_WAL_DIR,
     StartupError,
     cause,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
     from beanpod.events.writer import EventWriter
     from beanpod.protocols.workq.context import Dialect as WorkqDialect
     from beanpod.server.extensions import Extensions
+    from beanpod.server.redis_session import RedisSession
     from beanpod.server.workq_session import WorkqSession
     from beanpod.storage.segments import FileIO
     from beanpod.web.listener import HttpListener
@@ -72,6 +74,8 @@ class App:
             self.dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
+        self.redis_sessions: set[RedisSession] = set()
+        self.redis_addresses: list[str] = []
         self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
         self.servers: list[asyncio.Server] = []
         self.readiness = Readiness()  # /readyz: serving once start() has finished
@@ -213,11 +217,12 @@ class App:
         if http_settings is not None and self.config.binlog_dir is not None:
             self.http = await start_http(self, http_settings)  # /readyz: 503 while replaying
         await self.prepare()
-        self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
+        self.edge.start(lambda: [*self.sessions, *self.workq_sessions, *self.redis_sessions])
         server = await self._listen("beanstalkd", lambda: BeanstalkdSession(self), self.config.port)
         addresses = _addresses(server)
         await self.load_extensions()  # while beanstalkd is answered
         await self._start_workq()
+        await self._start_redis()
         self.tls_addresses = await open_tls_listeners(self)
         if http_settings is not None and self.http is None:
             self.http = await start_http(self, http_settings)
@@ -237,6 +242,19 @@ class App:
 
         server = await self._listen("Workq", session, port, suffix=".workq")
         self.workq_addresses = _addresses(server)
+
+    async def _start_redis(self) -> None:
+        """The Redis-protocol door (docs/qless.md "Using qless's own clients")."""
+        if self.config.redis_port is None:
+            return
+        try:
+            from beanpod.server.redis_door import start_redis
+        except ImportError as exc:  # hiredis: `pip install 'beanpod[redis]'`
+            raise StartupError("cannot open the Redis-protocol door",
+                               f"{exc}; install beanpod[redis]", EXIT_USAGE) from exc  # fmt: skip
+        server = await start_redis(self)
+        self.servers.append(server)
+        self.redis_addresses = _addresses(server)
 
     def workq_session(self) -> WorkqSession:
         from beanpod.server.extensions import WorkqSession  # loaded with the extensions
@@ -331,9 +349,9 @@ class App:
                 session.transport.close()
         if self.events is not None:
             self.events.close()
-        for wq_session in list(self.workq_sessions):
-            if wq_session.transport is not None:
-                wq_session.transport.close()
+        for other in [*self.workq_sessions, *self.redis_sessions]:
+            if other.transport is not None:
+                other.transport.close()
         for server in self.servers:
             await server.wait_closed()
 
@@ -345,6 +363,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    for address in app.redis_addresses:
+        log.info("beanpod %s listening on %s (Redis protocol, qless)", app.info.version, address)
     for address in app.tls_addresses:
         log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     if app.http is not None:

@@ -23,6 +23,9 @@ class ServerConfig:
     segment_size: int = 10485760  # -s: bytes per WAL segment
     checkpoint_floor: int = 134217728  # --checkpoint-floor: 0 off (docs/wal.md "Checkpoint")
     workq_port: int | None = None  # Workq listener port (0: any free port; None: off)
+    redis_port: int | None = None  # --redis-port: the Redis-protocol door (None: off)
+    redis_address: str | None = None  # --redis-listen (None: -l's host, 127.0.0.1 for unix:)
+    redis_password: str | None = None  # --redis-password-file's content: AUTH required
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
     http: tuple[str, int] | None = None  # --http host and port (None: no HTTP listener)

@@ -1,0 +1,42 @@
+"""Opens the Redis-protocol door (protocols/resp) on the app's engine: its own address
+and port, the same engine, WAL and limits as the other dialects."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from beanpod.protocols.resp.context import Door
+from beanpod.server.redis_session import RedisSession
+from beanpod.server.startup import listener_error
+
+if TYPE_CHECKING:
+    from beanpod.server.app import App
+
+LOOPBACK = "127.0.0.1"
+
+
+def door_address(app: App) -> str:
+    """--redis-listen, else -l's host (a UNIX socket's server listens on loopback)."""
+    config = app.config
+    if config.redis_address is not None:
+        return config.redis_address
+    return LOOPBACK if config.unix_path is not None else config.address
+
+
+async def start_redis(app: App) -> asyncio.Server:
+    config = app.config
+    assert config.redis_port is not None
+    door = Door(app.engine, lambda: app.qless, config.redis_password, app.clock.manual)
+    address = door_address(app)
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.create_server(
+            lambda: RedisSession(app, door),
+            address,
+            config.redis_port,
+            backlog=1024,
+            reuse_address=True,
+        )
+    except OSError as exc:
+        raise listener_error("Redis", f"{address}:{config.redis_port}", exc) from exc
