@@ -90,3 +90,25 @@ def test_limits_are_settings() -> None:
     assert drain(reader) == [[b"ab", b"abcd"]]
     reader.feed(cmd(b"a", b"b", b"c"))
     assert drain(reader) == [Rejected("ERR Protocol error: invalid multibulk length")]
+
+
+def test_a_nested_array_is_refused_before_it_is_whole() -> None:
+    reader = RequestReader()
+    reader.feed(cmd(b"PING") + b"*2\r\n$1\r\na\r\n*2\r\n$1\r\nb\r\n*2")
+    assert drain(reader) == [[b"PING"], Rejected("ERR Protocol error: expected '$', got '*'")]
+
+
+def test_a_request_past_the_byte_limit_is_refused() -> None:
+    reader = RequestReader(max_bulk=10, max_request=25)
+    reader.feed(cmd(b"x" * 10))  # 21 bytes: fine
+    assert drain(reader) == [[b"x" * 10]]
+    reader.feed(b"*3\r\n$10\r\n" + b"x" * 10 + b"\r\n$10\r\n" + b"x" * 10)
+    assert drain(reader) == [Rejected("ERR Protocol error: invalid bulk length")]
+
+
+def test_a_header_cut_across_reads_is_counted_once() -> None:
+    reader = RequestReader()
+    wire = cmd(b"a", b"b") * 50
+    for i in range(0, len(wire), 7):
+        reader.feed(wire[i : i + 7])
+        assert all(not isinstance(r, Rejected) for r in drain(reader))
