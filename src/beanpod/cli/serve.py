@@ -131,6 +131,12 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     help="File holding the password the Redis-protocol door asks with AUTH.",
 )
 @click.option(
+    "--redis-allow-flush",
+    is_flag=True,
+    help="Let the Redis-protocol door's FLUSHDB forget every qless job (test suites such as "
+    "qless-py's; always allowed with --clock manual).",
+)
+@click.option(
     "--events",
     "events_dir",
     default=None,
@@ -200,7 +206,8 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | None, redis_port: int | None, redis_listen: str | None,
-    redis_password_file: str | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
+    redis_password_file: str | None, redis_allow_flush: bool, binlog_dir: str | None,
+    fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
     check_moves: bool, print_config: bool, **edge: object,
@@ -222,7 +229,7 @@ def serve(
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
         edge=edge_settings(edge), redis_port=redis_port, redis_address=redis_listen,
-        redis_password=_password(redis_password_file),
+        redis_password=_password(redis_password_file), redis_allow_flush=redis_allow_flush,
     )  # fmt: skip
     try:
         run_server(config)

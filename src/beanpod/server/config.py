@@ -26,6 +26,7 @@ class ServerConfig:
     redis_port: int | None = None  # --redis-port: the Redis-protocol door (None: off)
     redis_address: str | None = None  # --redis-listen (None: -l's host, 127.0.0.1 for unix:)
     redis_password: str | None = None  # --redis-password-file's content: AUTH required
+    redis_allow_flush: bool = False  # --redis-allow-flush: FLUSHDB forgets every qless job
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
     http: tuple[str, int] | None = None  # --http host and port (None: no HTTP listener)

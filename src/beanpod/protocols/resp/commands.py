@@ -77,6 +77,8 @@ TABLE = _table(
     Command("zscore", keys.zscore, 3),
     Command("zcard", keys.zcard, 2),
     Command("keys", keys.keys, 2),
+    Command("flushdb", keys.flushdb, -1),
+    Command("flushall", keys.flushdb, -1),
     Command("rpush", keys.rpush, -3),
     Command("lpush", keys.lpush, -3),
     Command("llen", keys.llen, 2),

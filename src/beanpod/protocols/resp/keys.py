@@ -2,6 +2,9 @@
 
 - ZSCORE / ZCARD on qless's own key names (`ql:q:<queue>-recur|-scheduled|-locks|
   -work|-depends`), answered from the engine: the keys are not stored, they are read.
+- FLUSHDB / FLUSHALL: every qless job, queue, worker, setting and statistic forgotten
+  (core/qless/flush.py) and the scratch lists emptied, only on a server started for
+  tests (`--clock manual` or `--redis-allow-flush`).
 - KEYS, RPUSH, LPUSH, LLEN, BRPOP, DEL on a small scratch keyspace of lists, held in
   memory only (qless-py's suite signals between threads through one). It is not the
   queue: KEYS lists only these lists, never qless's state.
@@ -14,11 +17,14 @@ from collections import deque
 
 from beanpod.core.job import JobState
 from beanpod.core.qless.ext import qext, rext
+from beanpod.core.qless.flush import flush
 from beanpod.core.qless.queues import queues
 from beanpod.protocols.resp import wire as w
 from beanpod.protocols.resp.context import Session
 
 QUEUE_KEY = "ql:q:"
+NO_FLUSH = w.error("ERR FLUSHDB is refused: it forgets every job, and this server was not "
+                   "started for tests (--clock manual or --redis-allow-flush)")  # fmt: skip
 NOT_INTEGER = w.error("ERR value is not an integer or out of range")
 BAD_TIMEOUT = w.error("ERR timeout is not a float or out of range")
 # ZCARD suffix -> the queue count(s) it is (a running job holds a lock until it
@@ -67,6 +73,22 @@ def zcard(s: Session, req: list[bytes]) -> bytes:
         return w.integer(0)
     counts = queues(s.door.qless, s.now, where[0])
     return w.integer(sum(int(counts[f]) for f in fields))
+
+
+def flushdb(s: Session, req: list[bytes]) -> bytes:
+    """FLUSHDB [ASYNC|SYNC]"""
+    if len(req) > 2 or (len(req) == 2 and req[1].lower() not in (b"async", b"sync")):
+        return w.error("ERR syntax error")
+    if not s.door.testing:
+        return NO_FLUSH
+    q = s.door.qless
+    q.caller = s.conn
+    try:
+        flush(q, s.now)
+    finally:
+        q.caller = None
+    s.door.lists.clear()
+    return w.OK
 
 
 def keys(s: Session, req: list[bytes]) -> bytes:

@@ -121,3 +121,14 @@ def test_resp3_subscriptions_are_pushes() -> None:
 
 def test_reply_error_type() -> None:
     assert isinstance(FakeSession()("EXEC"), hiredis.ReplyError)
+
+
+def test_flushdb_only_on_a_server_for_tests() -> None:
+    s = FakeSession()
+    s("RPUSH", "foo", "a")
+    refused = s.raw("FLUSHDB")
+    assert refused is not None and refused.startswith(b"-ERR FLUSHDB is refused")
+    assert s("KEYS", "*") == [b"foo"]
+    s.door.testing = True
+    assert s.raw("FLUSHDB") == b"+OK\r\n"
+    assert s("KEYS", "*") == []
