@@ -54,7 +54,9 @@ def run(s: Session, sha: str, old_put: bool, argv: list[bytes]) -> bytes:
         rest.insert(0, "")
     s.client_time(now)
     refusal = _admission(s, sha, fn, sum(len(a) for a in argv))
-    return refusal if refusal is not None else _call(s, sha, fn, rest, len(argv))
+    if refusal is not None:
+        return refusal
+    return _call(s, sha, fn, rest, sum(len(a) for a in argv), old_put)
 
 
 def _now(text: str | None) -> int | None:
@@ -77,17 +79,36 @@ def _admission(s: Session, sha: str, fn: str, nbytes: int) -> bytes | None:
     return OOM if meter is not None and meter.refuses(nbytes) else None
 
 
-def _call(s: Session, sha: str, fn: str, args: list[Any], nbytes: int) -> bytes:
+def _call(s: Session, sha: str, fn: str, args: list[Any], nbytes: int, core2013: bool) -> bytes:
     q = s.door.qless
     q.caller = s.conn
     try:
-        return shape(fn, args, call(q, fn, args, s.now, nbytes))
+        result = call(q, fn, args, s.now, nbytes)
+        return shape(fn, args, _as_2013(fn, result) if core2013 else result)
     except QlessError as exc:
         return script_error(sha, exc.message)
     except (TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
         return script_error(sha, f"{fn.capitalize()}(): bad arguments: {exc}")
     finally:
         q.caller = None
+
+
+# Fields qless-core of 2013 does not have (throttles came later): its clients compare
+# queue counts whole.
+NEWER_FIELDS = {"queues": "throttled", "get": "throttles", "multiget": "throttles",
+                "peek": "throttles", "pop": "throttles"}  # fmt: skip
+
+
+def _as_2013(fn: str, result: Any) -> Any:
+    """`result` without the fields qless-core of 2013 does not answer."""
+    field = NEWER_FIELDS.get(fn)
+    if field is None:
+        return result
+    if isinstance(result, dict):
+        return {k: v for k, v in result.items() if k != field}
+    if isinstance(result, list):
+        return [_as_2013(fn, item) for item in result]
+    return result
 
 
 def shape(fn: str, args: list[Any], result: Any) -> bytes:
