@@ -211,6 +211,8 @@ class App:
         import); with a WAL, HTTP comes before the replay, so /readyz can report it."""
         loop = asyncio.get_running_loop()
         check_exposure(self.config.address, self.config.edge)
+        if self.config.redis_port is not None:  # a public door needs --allow too
+            check_exposure(self.config.redis_host, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)

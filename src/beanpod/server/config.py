@@ -36,5 +36,12 @@ class ServerConfig:
     edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 
     @property
+    def redis_host(self) -> str:
+        """The Redis door's address: --redis-listen, else -l's host (loopback with unix:)."""
+        if self.redis_address is not None:
+            return self.redis_address
+        return DEFAULT_ADDRESS if self.unix_path is not None else self.address
+
+    @property
     def unix_path(self) -> str | None:
         return self.address[5:] if self.address.startswith("unix:") else None

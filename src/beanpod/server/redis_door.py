@@ -13,23 +13,13 @@ from beanpod.server.startup import listener_error
 if TYPE_CHECKING:
     from beanpod.server.app import App
 
-LOOPBACK = "127.0.0.1"
-
-
-def door_address(app: App) -> str:
-    """--redis-listen, else -l's host (a UNIX socket's server listens on loopback)."""
-    config = app.config
-    if config.redis_address is not None:
-        return config.redis_address
-    return LOOPBACK if config.unix_path is not None else config.address
-
 
 async def start_redis(app: App) -> asyncio.Server:
     config = app.config
     assert config.redis_port is not None
     testing = app.clock.manual or config.redis_allow_flush  # FLUSHDB allowed
     door = Door(app.engine, lambda: app.qless, config.redis_password, testing)
-    address = door_address(app)
+    address = config.redis_host
     loop = asyncio.get_running_loop()
     try:
         return await loop.create_server(

@@ -28,13 +28,17 @@ def evalsha(s: Session, req: list[bytes]) -> bytes:
 
 def eval_(s: Session, req: list[bytes]) -> bytes:
     """EVAL body numkeys [key ...] [arg ...]"""
+    refusal = _numkeys(req)
+    if refusal is not None:
+        return refusal
     sha, kind = s.door.scripts.load(req[1])
     if kind is None:
         return w.error(NOT_QLESS)
     return _call(s, sha, kind, req)
 
 
-def _call(s: Session, sha: str, kind: str, req: list[bytes]) -> bytes:
+def _numkeys(req: list[bytes]) -> bytes | None:
+    """Redis's refusal of the key count, checked before the script is looked at."""
     try:
         numkeys = int(req[2])
     except ValueError:
@@ -43,7 +47,14 @@ def _call(s: Session, sha: str, kind: str, req: list[bytes]) -> bytes:
         return w.error("ERR Number of keys can't be negative")
     if numkeys > len(req) - 3:
         return w.error("ERR Number of keys can't be greater than number of args")
-    if numkeys:
+    return None
+
+
+def _call(s: Session, sha: str, kind: str, req: list[bytes]) -> bytes:
+    refusal = _numkeys(req)
+    if refusal is not None:
+        return refusal
+    if int(req[2]):
         return w.error(f"ERR user_script:1: No Keys should be provided script: {sha}, "
                        "on @user_script:1.")  # fmt: skip
     return run(s, sha, kind == OLD_PUT, req[3:])
