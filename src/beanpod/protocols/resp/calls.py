@@ -84,7 +84,7 @@ def _call(s: Session, sha: str, fn: str, args: list[Any], nbytes: int, core2013:
     q.caller = s.conn
     try:
         result = call(q, fn, args, s.now, nbytes)
-        return shape(fn, args, _as_2013(fn, result) if core2013 else result)
+        return shape(fn, args, _as_2013(fn, result) if core2013 else result, s.proto)
     except QlessError as exc:
         return script_error(sha, exc.message)
     except (TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
@@ -111,30 +111,28 @@ def _as_2013(fn: str, result: Any) -> Any:
     return result
 
 
-def shape(fn: str, args: list[Any], result: Any) -> bytes:
-    """The reply Redis would give for qless.lua's result of `fn` (RESP2 types: a script
-    never answers RESP3 types)."""
-    if fn in NOTHING:
-        return w.NULL2
-    if result is None:
-        return w.NULL2
+def shape(fn: str, args: list[Any], result: Any, proto: int = 2) -> bytes:
+    """The reply Redis would give for qless.lua's result of `fn`: RESP2 types (the
+    script never switches to RESP3), but a null as the connection's protocol writes it."""
+    if fn in NOTHING or result is None:
+        return w.null(proto)
     if fn in CJSON or (fn == "config.get" and not args):
         return w.bulk(cjson(result))
-    return lua(result)
+    return lua(result, proto)
 
 
-def lua(value: Any) -> bytes:
+def lua(value: Any, proto: int = 2) -> bytes:
     """Redis's conversion of a Lua value."""
     if value is True:
         return w.integer(1)
     if value is False or value is None:
-        return w.NULL2
+        return w.null(proto)
     if isinstance(value, int | float):
         return w.integer(int(value))
     if isinstance(value, str):
         return w.bulk(value)
     if isinstance(value, list):
-        return w.array([lua(v) for v in value])
+        return w.array([lua(v, proto) for v in value])
     return w.bulk(cjson(value))  # a table with keys: qless.lua encodes those itself
 
 

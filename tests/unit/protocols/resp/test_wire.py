@@ -39,6 +39,7 @@ def test_shapes_per_function() -> None:
     assert shape("pop", ["q", "w", 1], []) == b"$2\r\n{}\r\n"
     assert shape("config.set", ["k", "v"], True) == b"$-1\r\n"
     assert shape("get", ["nope"], None) == b"$-1\r\n"
+    assert shape("get", ["nope"], None, proto=3) == b"_\r\n"  # as Redis 7 answers HELLO 3
     assert shape("config.get", [], {"a": 1}) == b'$7\r\n{"a":1}\r\n'
     assert shape("config.get", ["heartbeat"], 60) == b":60\r\n"
     assert shape("complete", [], "complete") == b"$8\r\ncomplete\r\n"
