@@ -4,7 +4,6 @@ and a restart, qless-py's worker (resuming the job it held) completes every job 
 from __future__ import annotations
 
 import importlib
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +40,8 @@ def test_worker_across_a_crash_completes_every_job_once(tmp_path: Path) -> None:
         serial = importlib.import_module("qless.workers.serial")
         worker = serial.SerialWorker(["door"], client, interval=0.05, resume=True,
                                      sandbox=str(tmp_path / "sandbox"))  # fmt: skip
-        redis_door_jobs.DONE.clear()
-        redis_door_jobs.EXPECTED[0] = 5
-        redis_door_jobs.STOP[:] = [worker]
-        saved = {sig: signal.getsignal(sig) for sig in (signal.SIGQUIT, signal.SIGUSR1,
-                                                        signal.SIGUSR2)}  # fmt: skip
-        try:
-            worker.run()
-        finally:
-            for sig, handler in saved.items():
-                signal.signal(sig, handler)
-        assert sorted(redis_door_jobs.DONE) == sorted(set(jids) - {first.jid})
+        done = redis_door_jobs.run_worker(worker, 5)
+        assert sorted(done) == sorted(set(jids) - {first.jid})
         assert [client.jobs[jid].state for jid in jids] == ["complete"] * 6
     finally:
         server.stop()

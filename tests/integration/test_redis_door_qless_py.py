@@ -5,7 +5,6 @@ qless client on the beanstalkd port of the same server."""
 from __future__ import annotations
 
 import importlib
-import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,17 +96,8 @@ def test_qless_py_worker_runs_jobs_put_by_beanpod(
     serial = importlib.import_module("qless.workers.serial")
     worker = serial.SerialWorker(["door"], client, interval=0.05,
                                                sandbox=str(tmp_path / "sandbox"))  # fmt: skip
-    redis_door_jobs.DONE.clear()
-    redis_door_jobs.EXPECTED[0] = 5
-    redis_door_jobs.STOP[:] = [worker]
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGQUIT, signal.SIGUSR1,
-                                                    signal.SIGUSR2)}  # fmt: skip
-    try:
-        worker.run()  # stops itself after the fifth job
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-    assert [f"w{n}" for n in range(5)] == redis_door_jobs.DONE
+    done = redis_door_jobs.run_worker(worker, 5)  # it stops itself after the fifth
+    assert [f"w{n}" for n in range(5)] == done
     with BeanpodClient(port=server.port) as ours:
         assert [ours.jobs[f"w{n}"].state for n in range(5)] == ["complete"] * 5  # type: ignore[union-attr]
 
