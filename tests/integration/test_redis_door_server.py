@@ -34,6 +34,14 @@ def ask(port: int, data: bytes) -> bytes:
         return out
 
 
+def closed(sock: socket.socket) -> bool:
+    """The server closed `sock` (an abort arrives as a reset)."""
+    try:
+        return sock.recv(100) == b""
+    except ConnectionResetError:
+        return True
+
+
 def test_off_by_default() -> None:
     server = SubprocessServer(["--http", "off"]).start()
     try:
@@ -126,3 +134,23 @@ def door() -> Iterator[int]:
 @pytest.mark.parametrize("wire", SAME, ids=lambda w: repr(w[:40]))
 def test_replies_as_redis_server_gives_them(reference: int, door: int, wire: bytes) -> None:
     assert ask(door, wire) == ask(reference, wire)
+
+
+def test_request_and_idle_timeouts_cover_the_door() -> None:
+    """The edge's watchdog sweeps the door's connections as the others': a request cut
+    short past --request-timeout, or a silence past --idle-timeout, closes it."""
+    server = SubprocessServer(["--http", "off", "--redis-port", "0", "--request-timeout",
+                               "0.4", "--idle-timeout", "0.8"]).start()  # fmt: skip
+    try:
+        port = server.listener_port("Redis")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as cut, \
+                socket.create_connection(("127.0.0.1", port), timeout=10) as idle:  # fmt: skip
+            cut.sendall(b"*1\r\n$4\r\nPI")
+            idle.sendall(cmd(b"PING"))
+            assert idle.recv(100) == b"+PONG\r\n"
+            assert closed(cut)  # unanswered
+            assert closed(idle)
+        assert redis.Redis(port=port, protocol=3).ping()
+        assert any("closing connection: request" in line for line in server.log)
+    finally:
+        server.stop()

@@ -50,11 +50,19 @@ class RequestReader:
         self._tail = b"\n"  # a request starts at the start of a line
         self._arrays = 0  # array headers fed and not yet returned as a request
         self._pending = 0  # bytes fed since the last whole request (about)
+        self._done = 0  # requests read so far: names the one being received
         self._broken: Rejected | None = None
 
     @property
     def buffered(self) -> bool:
         return self._broken is not None or bool(self._reader.has_data())
+
+    def started(self) -> int | None:
+        """A token for the request being received that stays the same until it is
+        complete (for --request-timeout: its number); None between requests."""
+        if self._broken is None and not self._reader.has_data():
+            return None
+        return self._done
 
     def feed(self, data: bytes) -> None:
         if self._broken is not None:
@@ -94,6 +102,7 @@ class RequestReader:
                 return self._incomplete()
             self._arrays -= 1
             self._pending = self._reader.len()
+            self._done += 1
             if value == [] or value is None:
                 continue  # `*0` and `*-1`: Redis ignores them
             return self._request(value)

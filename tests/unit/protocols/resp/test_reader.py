@@ -112,3 +112,19 @@ def test_a_header_cut_across_reads_is_counted_once() -> None:
     for i in range(0, len(wire), 7):
         reader.feed(wire[i : i + 7])
         assert all(not isinstance(r, Rejected) for r in drain(reader))
+
+
+def test_started_marks_the_request_being_received() -> None:
+    reader = RequestReader()
+    assert reader.started() is None
+    reader.feed(cmd(b"PING") + b"*1\r\n$4\r\nPI")
+    assert drain(reader) == [[b"PING"]]
+    token = reader.started()
+    assert token is not None
+    reader.feed(b"N")
+    assert reader.started() == token  # the same until it is whole
+    reader.feed(b"G\r\n")
+    assert drain(reader) == [[b"PING"]]
+    assert reader.started() is None
+    reader.feed(b"*1\r\n")
+    assert reader.started() not in (None, token)  # the next one
