@@ -138,18 +138,24 @@ def test_replies_as_redis_server_gives_them(reference: int, door: int, wire: byt
 
 def test_request_and_idle_timeouts_cover_the_door() -> None:
     """The edge's watchdog sweeps the door's connections as the others': a request cut
-    short past --request-timeout, or a silence past --idle-timeout, closes it."""
+    short past --request-timeout, or a silence past --idle-timeout, closes it; a
+    subscribed connection is spared the idle timeout, as Redis spares it."""
     server = SubprocessServer(["--http", "off", "--redis-port", "0", "--request-timeout",
                                "0.4", "--idle-timeout", "0.8"]).start()  # fmt: skip
     try:
         port = server.listener_port("Redis")
         with socket.create_connection(("127.0.0.1", port), timeout=10) as cut, \
-                socket.create_connection(("127.0.0.1", port), timeout=10) as idle:  # fmt: skip
+                socket.create_connection(("127.0.0.1", port), timeout=10) as idle, \
+                socket.create_connection(("127.0.0.1", port), timeout=10) as sub:  # fmt: skip
+            sub.sendall(cmd(b"SUBSCRIBE", b"ql:log"))
+            assert sub.recv(100).startswith(b"*3\r\n$9\r\nsubscribe")
             cut.sendall(b"*1\r\n$4\r\nPI")
             idle.sendall(cmd(b"PING"))
             assert idle.recv(100) == b"+PONG\r\n"
             assert closed(cut)  # unanswered
             assert closed(idle)
+            sub.sendall(cmd(b"PING"))  # a subscriber is never idle, as in Redis
+            assert sub.recv(100) == b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
         assert redis.Redis(port=port, protocol=3).ping()
         assert any("closing connection: request" in line for line in server.log)
     finally:

@@ -31,6 +31,7 @@ class BatchSession(asyncio.Protocol):
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
         self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
+        self.listening = False  # subscribed to pub/sub: never idle (as Redis's `timeout`)
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -53,6 +53,7 @@ class Session(Protocol):
     authed: bool
     client_id: int
     channels: set[bytes]  # subscribed to
+    listening: bool  # subscribed to any: the edge's idle timeout spares it
     multi: list[list[bytes]] | None  # commands queued since MULTI
     waiting_on: list[bytes] | None  # the keys of a parked BRPOP
 

@@ -45,6 +45,7 @@ def subscribe(s: Session, req: list[bytes]) -> bytes:
         s.channels.add(channel)
         s.door.subscribers.setdefault(channel, {})[s.client_id] = s
         out.append(_ack(b"subscribe", channel, len(s.channels), s.proto))
+    s.listening = True
     return b"".join(out)
 
 
@@ -66,6 +67,7 @@ def unsubscribe(s: Session, req: list[bytes]) -> bytes:
 
 def forget(s: Session, channel: bytes) -> None:
     s.channels.discard(channel)
+    s.listening = bool(s.channels)
     listening = s.door.subscribers.get(channel)
     if listening is not None:
         listening.pop(s.client_id, None)

@@ -25,6 +25,7 @@ class FakeSession:
         self.authed = False
         self.client_id = door.client_id()
         self.channels: set[bytes] = set()
+        self.listening = False
         self.multi: list[list[bytes]] | None = None
         self.waiting_on: list[bytes] | None = None
         self.pushed: list[bytes] = []
