@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from beanpod.client.qless import Client as BeanpodClient
+from beanpod.client.qless import Job as BeanpodJob
+from beanpod.client.qless_worker import Worker as BeanpodWorker
 from tests.integration import redis_door_jobs
 from tests.support.servers import SubprocessServer
 
@@ -126,3 +128,20 @@ def test_events_reach_qless_py_subscribers(door: tuple[SubprocessServer, int]) -
         queue.pop().complete()
         assert got.wait(10)
     assert seen == [("popped", jid), ("completed", jid)]
+
+
+def test_beanpod_worker_runs_jobs_put_by_qless_py(door: tuple[SubprocessServer, int]) -> None:
+    server, port = door
+    theirs = qless.Client(f"redis://127.0.0.1:{port}")
+    jids = [theirs.queues["mixed"].put(qless.Job, {"n": n}) for n in range(3)]
+    seen: list[tuple[str, int]] = []
+
+    def handler(job: BeanpodJob) -> None:
+        seen.append((job.jid, job.data["n"]))
+
+    worker = BeanpodWorker(lambda: BeanpodClient(port=server.port, worker_name="bw"),
+                           ["mixed"], handler, interval=0.05)  # fmt: skip
+    assert worker.run(max_jobs=3) == 3
+    worker.client.close()
+    assert seen == [(jid, n) for n, jid in enumerate(jids)]
+    assert [theirs.jobs[jid].state for jid in jids] == ["complete"] * 3
