@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -158,5 +159,25 @@ def test_request_and_idle_timeouts_cover_the_door() -> None:
             assert sub.recv(100) == b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
         assert redis.Redis(port=port, protocol=3).ping()
         assert any("closing connection: request" in line for line in server.log)
+    finally:
+        server.stop()
+
+
+def test_draining_refuses_new_jobs_through_the_door() -> None:
+    server = SubprocessServer(["--http", "off", "--redis-port", "0"]).start()
+    try:
+        port = server.listener_port("Redis")
+        put = cmd(b"EVALSHA", b"506e105128361dc90bc0ca1a33baac8ab4f2895a", b"0", b"put", b"1",
+                  b"w", b"q", b"j1", b"K", b"{}", b"0")  # fmt: skip
+        assert ask(port, put) == b"$2\r\nj1\r\n"
+        server.signal(signal.SIGUSR1)
+        for _ in range(100):  # the signal is handled on the server's loop
+            refused = ask(port, put.replace(b"j1", b"j2"))
+            if refused != b"$2\r\nj2\r\n":
+                break
+        assert refused.startswith(b"-ERR user_script:1: Put(): the server is draining")
+        length = cmd(b"EVALSHA", b"506e105128361dc90bc0ca1a33baac8ab4f2895a", b"0", b"length",
+                     b"1", b"q")  # fmt: skip
+        assert ask(port, length) in (b":1\r\n", b":2\r\n")  # j2 only if put before the signal
     finally:
         server.stop()
