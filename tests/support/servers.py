@@ -101,14 +101,18 @@ class SubprocessServer:
 
     def workq_port(self, timeout: float = 10) -> int:
         """The Workq listener's port, from its "listening on ... (Workq protocol)" line."""
+        return self.listener_port("Workq", timeout)
+
+    def listener_port(self, role: str, timeout: float = 10) -> int:
+        """The port of the listener whose "listening on ..." line names `role`."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for line in list(self.log):
                 m = LISTENING.search(line)
-                if m and "Workq" in line:
+                if m and role in line:
                     return int(m.group(2))
             time.sleep(0.01)  # the drainer thread is reading the line
-        raise RuntimeError("no Workq listener:\n" + "".join(self.log))
+        raise RuntimeError(f"no {role} listener:\n" + "".join(self.log))
 
     def _drain(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None

@@ -116,6 +116,29 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
     "disables it. [default: 9922 (off, with a warning, if in use), or a free port when -p 0]",
 )
 @click.option(
+    "--redis-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="TCP port for the Redis-protocol door that qless's own clients (qless-py, the "
+    "Ruby gem) use unchanged (docs/qless.md); 0 picks a free port. [default: off]",
+)
+@click.option(
+    "--redis-listen",
+    default=None,
+    help="Address of the Redis-protocol door. [default: -l's address; 127.0.0.1 with unix:]",
+)
+@click.option(
+    "--redis-password-file",
+    type=click.Path(dir_okay=False),
+    help="File holding the password the Redis-protocol door asks with AUTH.",
+)
+@click.option(
+    "--redis-allow-flush",
+    is_flag=True,
+    help="Let the Redis-protocol door's FLUSHDB forget every qless job (test suites such as "
+    "qless-py's; always allowed with --clock manual).",
+)
+@click.option(
     "--events",
     "events_dir",
     default=None,
@@ -185,7 +208,9 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
-    workq_port: int | str | None, binlog_dir: str | None, fsync_ms: int, no_fsync: bool,
+    workq_port: int | str | None, redis_port: int | None, redis_listen: str | None,
+    redis_password_file: str | None, redis_allow_flush: bool, binlog_dir: str | None,
+    fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
     check_moves: bool, print_config: bool, **edge: object,
@@ -207,7 +232,9 @@ def serve(
         checkpoint_floor=checkpoint_floor,
         events_dir=events_dir, clock=clock, http=_http_address(http), http_token_file=http_token,
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
-        check_moves=check_moves, edge=edge_settings(edge),
+        check_moves=check_moves, edge=edge_settings(edge), redis_port=redis_port,
+        redis_address=redis_listen, redis_password=_password(redis_password_file),
+        redis_allow_flush=redis_allow_flush,
     )  # fmt: skip
     try:
         run_server(config)
@@ -290,6 +317,17 @@ def _default_notes(defaults: frozenset[str], port: int) -> dict[str, tuple[objec
     if "HTTP" in defaults:
         notes["http"] = (DEFAULT_HTTP, SOFT)
     return notes
+
+
+def _password(path: str | None) -> str | None:
+    """--redis-password-file: its first line."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().rstrip("\r\n")
+    except OSError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--redis-password-file'") from None
 
 
 def _http_address(text: str) -> tuple[str, int] | None:

@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import logging
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from beanpod.server.memory_trim import MemoryTrimmer
 from beanpod.server.ports import ListenSockets
 from beanpod.server.startup import (
     EXIT_EVENTS_DIR,
+    EXIT_USAGE,
     EXIT_WAL_DIR,
     StartupError,
     cause,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
     from beanpod.events.writer import EventWriter
     from beanpod.protocols.workq.context import Dialect as WorkqDialect
     from beanpod.server.extensions import Extensions
+    from beanpod.server.redis_session import RedisSession
     from beanpod.server.workq_session import WorkqSession
     from beanpod.storage.segments import FileIO
     from beanpod.web.listener import HttpListener
@@ -72,6 +75,8 @@ class App:
             self.dialect.audit = self.edge.audit.record
         self.workq_sessions: set[WorkqSession] = set()
         self.workq_addresses: list[str] = []
+        self.redis_sessions: set[RedisSession] = set()
+        self.redis_addresses: list[str] = []
         self.tls_addresses: list[str] = []  # TLS listeners (beanstalkd, then Workq)
         self.servers: list[asyncio.Server] = []
         self.readiness = Readiness()  # /readyz: serving once start() has finished
@@ -209,6 +214,8 @@ class App:
         WAL, HTTP comes before the replay, so /readyz can report it."""
         loop = asyncio.get_running_loop()
         check_exposure(self.config.address, self.config.edge)
+        if self.config.redis_port is not None:  # a public door needs --allow too
+            check_exposure(self.config.redis_host, self.config.edge)
         http_settings = web_settings(self)  # a bad --http setting fails before anything
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
@@ -216,8 +223,8 @@ class App:
         if http_settings is not None and self.config.binlog_dir is not None:
             self.http = await start_http(self, http_settings, ports, ports.take("HTTP")["HTTP"])
         await self.prepare()
-        self.edge.start(lambda: [*self.sessions, *self.workq_sessions])
-        roles = ("beanstalkd", "Workq") if self.http else ("beanstalkd", "Workq", "HTTP")
+        self.edge.start(lambda: [*self.sessions, *self.workq_sessions, *self.redis_sessions])
+        roles = ("beanstalkd", "Workq", "Redis") + (() if self.http else ("HTTP",))
         sockets = {"HTTP": None, **ports.take(*roles)}  # together: see above
         server = await ports.serve("beanstalkd", lambda: BeanstalkdSession(self),
                                    sockets["beanstalkd"])  # fmt: skip
@@ -229,6 +236,7 @@ class App:
         if workq is not None:
             self.servers.append(workq)
             self.workq_addresses = _addresses(workq)
+        await self._start_redis(ports, sockets["Redis"])
         self.tls_addresses = await open_tls_listeners(self)
         if http_settings is not None and self.http is None:
             self.http = await start_http(self, http_settings, ports, sockets["HTTP"])
@@ -237,6 +245,20 @@ class App:
         tune_gc()
         self.trimmer.start()
         return addresses
+
+    async def _start_redis(self, ports: ListenSockets, sock: socket.socket | None) -> None:
+        """The Redis-protocol door (docs/qless.md "Using qless's own clients")."""
+        if self.config.redis_port is None:
+            return
+        try:
+            from beanpod.server.redis_door import redis_sessions
+        except ImportError as exc:  # hiredis: `pip install 'beanpod[redis]'`
+            raise StartupError("cannot open the Redis-protocol door",
+                               f"{exc}; install beanpod[redis]", EXIT_USAGE) from exc  # fmt: skip
+        server = await ports.serve("Redis", redis_sessions(self), sock)
+        assert server is not None  # named by --redis-port: never a port that gives way
+        self.servers.append(server)
+        self.redis_addresses = _addresses(server)
 
     def workq_session(self) -> WorkqSession:
         from beanpod.server.extensions import WorkqSession  # loaded with the extensions
@@ -305,9 +327,9 @@ class App:
                 session.transport.close()
         if self.events is not None:
             self.events.close()
-        for wq_session in list(self.workq_sessions):
-            if wq_session.transport is not None:
-                wq_session.transport.close()
+        for other in [*self.workq_sessions, *self.redis_sessions]:
+            if other.transport is not None:
+                other.transport.close()
         for server in self.servers:
             await server.wait_closed()
 
@@ -319,6 +341,8 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
+    for address in app.redis_addresses:
+        log.info("beanpod %s listening on %s (Redis protocol, qless)", app.info.version, address)
     for address in app.tls_addresses:
         log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     if app.http is not None:

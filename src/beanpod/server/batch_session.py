@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
+from beanpod.server.clock import ManualClock
+
 if TYPE_CHECKING:
     from beanpod.durability.log import Commits
     from beanpod.server.app import App
@@ -29,6 +31,7 @@ class BatchSession(asyncio.Protocol):
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
         self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
+        self.listening = False  # subscribed to pub/sub: never idle (as Redis's `timeout`)
         self._registry = registry
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -74,6 +77,13 @@ class BatchSession(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.transport is not None and not self.closed:
             self.transport.resume_reading()
+
+    def client_time(self, now: int) -> None:
+        """A qless request's client time (ms): moves a manual clock there (never
+        backwards) and `now` with it; the real clock ignores it."""
+        clock = self.app.clock
+        if isinstance(clock, ManualClock):  # its move fires what fell due
+            self.now = clock.move_to(now)
 
     def _run(self) -> None:
         raise NotImplementedError

@@ -14,7 +14,6 @@ from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
 from beanpod.server.batch_session import BatchSession
-from beanpod.server.clock import ManualClock
 from beanpod.server.peers import forget_peer, note_peer, peer_name
 
 if TYPE_CHECKING:
@@ -80,11 +79,6 @@ class BeanstalkdSession(BatchSession):
     def answer(self, reply: bytes) -> None:
         """Called when a parked extension command (a qless events poll) is answered."""
         self._answer(reply)
-
-    def client_time(self, now: int) -> None:
-        clock = self.app.clock
-        if isinstance(clock, ManualClock):  # its move fires what fell due
-            self.now = clock.move_to(now)
 
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""

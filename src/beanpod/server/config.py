@@ -26,6 +26,10 @@ class ServerConfig:
     # Listeners left at their default port ("Workq", "HTTP"): taken, they stay off with a
     # warning instead of failing start-up (server/ports.py).
     default_ports: frozenset[str] = frozenset()
+    redis_port: int | None = None  # --redis-port: the Redis-protocol door (None: off)
+    redis_address: str | None = None  # --redis-listen (None: -l's host, 127.0.0.1 for unix:)
+    redis_password: str | None = None  # --redis-password-file's content: AUTH required
+    redis_allow_flush: bool = False  # --redis-allow-flush: FLUSHDB forgets every qless job
     events_dir: str | None = None  # --events: job event log directory (None: no event log)
     clock: str = "real"  # --clock: "real", or "manual" (moves only when told: tests)
     http: tuple[str, int] | None = None  # --http host and port (None: no HTTP listener)
@@ -34,6 +38,13 @@ class ServerConfig:
     analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
     check_moves: bool = False  # --check-moves: the engine checks every move (debugging)
     edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
+
+    @property
+    def redis_host(self) -> str:
+        """The Redis door's address: --redis-listen, else -l's host (loopback with unix:)."""
+        if self.redis_address is not None:
+            return self.redis_address
+        return DEFAULT_ADDRESS if self.unix_path is not None else self.address
 
     @property
     def unix_path(self) -> str | None:

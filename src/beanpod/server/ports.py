@@ -33,6 +33,8 @@ def wanted(config: ServerConfig) -> dict[str, tuple[str, int]]:
         found["Workq"] = (config.address + suffix, config.workq_port)
     if config.http is not None:
         found["HTTP"] = config.http
+    if config.redis_port is not None:
+        found["Redis"] = (config.redis_host, config.redis_port)
     return found
 
 

@@ -32,6 +32,7 @@ LISTENER_FLAGS = {
     "beanstalkd": "-l ADDR / -p PORT",
     "Workq": "--workq-port PORT (or off)",
     "HTTP": "--http ADDR:PORT (or off)",
+    "Redis": "--redis-listen ADDR / --redis-port PORT",
     "beanstalkd over TLS": "--tls-listen ADDR:PORT",
     "Workq over TLS": "--tls-workq-listen ADDR:PORT",
 }

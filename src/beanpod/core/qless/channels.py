@@ -59,10 +59,14 @@ class Channels:
         self.seq = 0  # of the newest message
         self.buffer: deque[tuple[int, str, str]] = deque(maxlen=BUFFER)
         self.polls: dict[str, dict[int, Poll]] = {}  # channel -> parked readers
+        # Told every message as it is published (the Redis door's subscribers).
+        self.listeners: list[Callable[[str, str], None]] = []
 
     def publish(self, channel: str, data: str) -> None:
         self.seq += 1
         self.buffer.append((self.seq, channel, data))
+        for listener in self.listeners:
+            listener(channel, data)
         if not self.polls:  # nobody is parked: the usual case
             return
         waiting = self.polls.pop(channel, None)

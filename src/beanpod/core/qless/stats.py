@@ -132,6 +132,13 @@ class Stats:
         found.load(doc)
         self._note_day(queue, day)
 
+    def forget_all(self) -> None:
+        """Drop every bin (journalled as dropped at the next flush)."""
+        self.dropped.update(self.bins)
+        self.bins.clear()
+        self.days.clear()
+        self.dirty.clear()
+
     def take_changes(self) -> tuple[list[tuple[str, int, DayStats]], list[tuple[str, int]]]:
         """(dirty bins, dropped bins) since the last call; both are then forgotten."""
         bins = self.bins

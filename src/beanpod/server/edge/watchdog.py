@@ -120,7 +120,7 @@ class Watchdog:
         timeout, idle = self.settings.request_timeout_s, self.settings.idle_timeout_s
         token = session.parser.started()
         if token is None:
-            if idle and self.clock_ms() - session.now >= idle * 1000:
+            if idle and self.clock_ms() - session.now >= idle * 1000 and not session.listening:
                 self.closed_idle += 1
                 self._close(session, "idle timeout")
             return

@@ -1,0 +1,2 @@
+"""The Redis-protocol (RESP) door onto the qless engine: what qless's own clients send
+(docs/qless.md "Using qless's own clients")."""
