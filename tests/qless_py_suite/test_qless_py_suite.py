@@ -29,14 +29,7 @@ EXPECTED_FAILURES = {
         # failure group "foo-ImportError".
         "test_job.py::TestJob::test_no_import",
     },
-    "qless-with-throttles": {
-        # The engine keeps the old queue's throttle on a moved job, and gives a
-        # recurring template no queue throttle (qless-core's suite, which beanpod
-        # follows, does not check these; the fork's Lua does).
-        "test_job.py::TestJob::test_move",
-        "test_job.py::TestRecurring::test_move",
-        "test_queue.py::TestQueue::test_recur_with_throttles",
-    },
+    "qless-with-throttles": set(),
 }
 # Timing-dependent on a loaded machine (a worker thread must stop within 1 s; a
 # subscriber thread must subscribe before the main thread's pop): allowed to fail.

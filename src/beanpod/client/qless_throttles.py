@@ -52,6 +52,11 @@ class Throttle:
         """Jids throttled on it, first in line first."""
         return list(self.client.call("throttle.pending", self.id))
 
+    def release(self, *jids: str) -> None:
+        """Take back the jobs' locks (they run on) or their places in line (they wait
+        again); the line then moves as on any release."""
+        self.client.call("throttle.release", self.id, *jids)
+
 
 class Throttles:
     def __init__(self, client: Client) -> None:

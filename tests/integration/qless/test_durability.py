@@ -172,6 +172,25 @@ def test_throttles_survive_restart(tmp_path: Path) -> None:
     srv.stop()
 
 
+def test_released_lock_stays_released_after_restart(tmp_path: Path) -> None:
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        c.throttles["db"].maximum = 1
+        for jid in ("a", "b"):
+            c.queues["q"].put("K", {}, jid=jid, throttles=["db"])
+        c.queues["q"].pop(2)
+        c.throttles["db"].release("a")  # a runs on without its lock; b waits again
+    srv.stop()
+    srv = InProcessServer(binlog_dir=str(tmp_path)).start()
+    with Client(port=srv.port, worker_name="w") as c:
+        assert (c.throttles["db"].locks(), c.throttles["db"].pending()) == ([], [])
+        assert c.throttles["ql:q:q"].locks() == ["a"]  # its other locks stay
+        assert c.jobs["a"].state == "running"  # type: ignore[union-attr]
+        assert [j.jid for j in c.queues["q"].pop(2)] == ["b"]
+        assert c.throttles["db"].locks() == ["b"]
+    srv.stop()
+
+
 def test_timed_out_worker_survives_restart(tmp_path: Path) -> None:
     srv = InProcessServer(binlog_dir=str(tmp_path)).start()
     with Client(port=srv.port, worker_name="w") as c:

@@ -19,6 +19,7 @@ from beanpod.core.qless import (
     fail,
     history,
     locks,
+    moves,
     pop,
     put,
     queues,
@@ -383,6 +384,11 @@ def _throttle_ttl(q: Qless, now: int, a: Args) -> Any:
     return throttles.ttl(q, now, a.text("tid"))
 
 
+def _throttle_release(q: Qless, now: int, a: Args) -> Any:
+    moves.throttle_release(q, now, a.text("tid"), a.strings())
+    return True
+
+
 def _queue_throttle_get(q: Qless, now: int, a: Args) -> Any:
     return throttles.get(q, now, throttles.queue_throttle(a.text("queue")))
 
@@ -407,6 +413,7 @@ FUNCTIONS: dict[str, Fn] = {
     "throttle.set": _throttle_set, "throttle.get": _throttle_get,
     "throttle.delete": _throttle_delete, "throttle.locks": _throttle_locks,
     "throttle.pending": _throttle_pending, "throttle.ttl": _throttle_ttl,
+    "throttle.release": _throttle_release,
     "queue.throttle.get": _queue_throttle_get, "queue.throttle.set": _queue_throttle_set,
     "events": _events,
 }  # fmt: skip

@@ -24,7 +24,7 @@ _JOB_FIELDS = (
     "jid", "klass", "data", "priority", "tags", "retries", "remaining", "worker",
     "failure", "history", "tracked", "spawned_from", "dependencies", "dependents",
     "queue", "scheduled", "time", "grace", "expires", "order", "timed_out",
-    "timed_out_worker", "throttles", "throttled_on",
+    "timed_out_worker", "throttles", "throttled_on", "unlocked",
 )  # fmt: skip
 
 
@@ -61,6 +61,7 @@ class QlessExt:
         self.timed_out_worker = ""  # the owner `timeout` took it from (shown while stalled)
         self.throttles: list[str] = []  # named throttles (the queue's is implied)
         self.throttled_on = ""  # the throttle it waits for while throttled ('' when not)
+        self.unlocked: list[str] = []  # throttles whose lock throttle.release took back
         self.job: Job | None = None
 
     def encode(self) -> bytes:

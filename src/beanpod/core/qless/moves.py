@@ -115,9 +115,18 @@ def unplace(q: Qless, job: Job, now: int) -> None:
 def release_throttles(q: Qless, job: Job, now: int) -> None:
     """`job` gives up its throttle locks (or its place among the pending): the jobs
     that get them go back to waiting."""
-    for let_in in throttles.release(q, job, now):
-        to_waiting(q, let_in, now)
-        q.save(let_in)
+    _let_in(q, throttles.release(q, job, now), now)
+
+
+def throttle_release(q: Qless, now: int, tid: str, jids: list[str]) -> None:
+    """throttle.release(tid, jid...) (throttles.release_jids)."""
+    _let_in(q, throttles.release_jids(q, now, tid, jids), now)
+
+
+def _let_in(q: Qless, jobs: list[Job], now: int) -> None:
+    for job in jobs:
+        to_waiting(q, job, now)
+        q.save(job)
 
 
 def leave_group(q: Qless, job: Job) -> None:

@@ -41,8 +41,9 @@ def put(
 ) -> str:  # fmt: skip
     """put(worker, queue, jid, klass, data, delay, [priority p] [tags t] [retries r]
     [depends d] [throttles t]) -> jid. A known jid is moved: priority, tags, retries and
-    throttles are kept unless given, `remaining` is reset, a new non-empty `depends`
-    replaces the old."""
+    throttles are kept unless given (less the old queue's throttle, as the fork drops it
+    from a moved job's list), `remaining` is reset, a new non-empty `depends` replaces
+    the old."""
     if jid.startswith(BEANSTALKD_JID):
         raise reserved_jid("Put", jid)
     q.at(now)
@@ -121,8 +122,8 @@ def _move(
         ext.priority = opts.priority
     if opts.retries is not None:
         ext.retries = opts.retries
-    if opts.throttles is not None:
-        ext.throttles = list(dict.fromkeys(opts.throttles))
+    given = ext.throttles if opts.throttles is None else opts.throttles
+    ext.throttles = throttles.leaving(given, ext.queue)  # the new queue's is implied
     ext.remaining = ext.retries
     ext.klass = klass
     set_data(q, job, data)

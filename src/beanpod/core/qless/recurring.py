@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job, JobState
-from beanpod.core.qless import cancel, moves, put
+from beanpod.core.qless import cancel, moves, put, throttles
 from beanpod.core.qless.errors import QlessError, reserved_jid
 from beanpod.core.qless.ext import RecurExt, rext
 from beanpod.core.qless.names import BEANSTALKD_JID
@@ -30,7 +30,8 @@ def recur(
     backlog: int = 0, throttle_ids: list[str] | None = None, *, caller: Conn | None,
 ) -> str:  # fmt: skip
     """recur(queue, jid, klass, data, 'interval', interval, offset, ...) -> jid. An
-    existing template is updated and moved; its child counter is kept."""
+    existing template is updated and moved; its child counter is kept. Like a job, a
+    template shows its queue's throttle after its own (its children get both)."""
     if interval_ms <= 0:
         raise QlessError("Recur(): Arg 'interval' must be greater than 0")
     if jid.startswith(BEANSTALKD_JID):
@@ -83,6 +84,7 @@ def _move(q: Qless, ext: RecurExt, queue: str, now: int) -> None:
         old.recurring.pop(ext.jid, None)
     q.queue(queue, now).recurring[ext.jid] = job
     moves.retube(q, job, queue, now)
+    ext.throttles = throttles.leaving(ext.throttles, ext.queue)  # the new queue's is implied
     ext.queue = queue
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import DEPENDS, Job, JobState
 from beanpod.core.qless.errors import QlessError
-from beanpod.core.qless.ext import QlessExt, qext
+from beanpod.core.qless.ext import QlessExt, RecurExt, qext
 
 if TYPE_CHECKING:
     from beanpod.core.qless.store import Qless
@@ -51,10 +51,17 @@ def queue_throttle(queue: str) -> str:
     return QUEUE_PREFIX + queue
 
 
-def of_job(ext: QlessExt) -> list[str]:
-    """A job's throttles: its own, then its queue's (always last, once)."""
+def of_job(ext: QlessExt | RecurExt) -> list[str]:
+    """A job's (or template's) throttles: its own, then its queue's (always last, once)."""
     own = queue_throttle(ext.queue)
     return [*(tid for tid in ext.throttles if tid != own), own]
+
+
+def leaving(tids: list[str], queue: str) -> list[str]:
+    """A job's own throttles as it leaves `queue`: without that queue's throttle (the
+    fork drops the old queue's from the list a move gives, then adds the new one's)."""
+    old = queue_throttle(queue)
+    return [tid for tid in dict.fromkeys(tids) if tid != old]
 
 
 def _find(q: Qless, tid: str, now: int) -> Throttle | None:
@@ -149,6 +156,7 @@ def acquire(q: Qless, job: Job, now: int) -> bool:
             return False
     for tid in tids:
         _get(q, tid, now).locks[ext.jid] = None
+    ext.unlocked = []
     return True
 
 
@@ -183,7 +191,8 @@ def relock(q: Qless, job: Job, now: int) -> None:
     ext = qext(job)
     if ext is not None:
         for tid in of_job(ext):
-            _get(q, tid, now).locks[ext.jid] = None
+            if tid not in ext.unlocked:  # given back by throttle.release
+                _get(q, tid, now).locks[ext.jid] = None
 
 
 def repend(q: Qless, job: Job, now: int) -> None:
@@ -230,15 +239,53 @@ def _let_in(q: Qless, t: Throttle, now: int) -> list[Job]:
     let_in = []
     room = UNLIMITED_RELEASE if t.maximum == 0 else t.maximum - len(t.locks)
     for jid in list(islice(t.pending, max(0, room))):
-        del t.pending[jid]
-        job = q.jobs.get(jid)
-        ext = None if job is None else qext(job)
-        if job is None or ext is None or ext.throttled_on != t.id:
-            continue
-        q.queue(ext.queue, now).throttled.pop(jid, None)
-        ext.throttled_on = ""
-        let_in.append(job)
+        job = _out_of_line(q, t, jid, now)
+        if job is not None:
+            let_in.append(job)
     return let_in
+
+
+def _out_of_line(q: Qless, t: Throttle, jid: str, now: int) -> Job | None:
+    """`jid` leaves `t`'s line: its job, if it was throttled on `t` (no longer)."""
+    del t.pending[jid]
+    job = q.jobs.get(jid)
+    ext = None if job is None else qext(job)
+    if job is None or ext is None or ext.throttled_on != t.id:
+        return None
+    q.queue(ext.queue, now).throttled.pop(jid, None)
+    ext.throttled_on = ""
+    return job
+
+
+def release_jids(q: Qless, now: int, tid: str, jids: list[str]) -> list[Job]:
+    """throttle.release(tid, jid...), the fork's: each jid gives back its lock of `tid`
+    (a running job runs on without it, also after a restart) or leaves its line; then
+    the line moves as on any release. Returns the jobs to make waiting: those let in,
+    and a throttled job taken out of the line (the fork would leave it throttled with
+    no line to leave by)."""
+    q.at(now)
+    t = _find(q, tid, now)
+    if t is None:
+        return []
+    out: list[Job] = []
+    for jid in jids:
+        if jid in t.locks:
+            del t.locks[jid]
+            _unlocked(q, jid, tid)
+        elif jid in t.pending and (job := _out_of_line(q, t, jid, now)) is not None:
+            out.append(job)
+        out += _let_in(q, t, now)
+    _drop_if_idle(q, t)
+    return out
+
+
+def _unlocked(q: Qless, jid: str, tid: str) -> None:
+    """A running job holds no lock of `tid` until it next takes its locks."""
+    job = q.jobs.get(jid)
+    ext = None if job is None else qext(job)
+    if job is not None and ext is not None:
+        ext.unlocked = [*ext.unlocked, tid]
+        q.save(job)
 
 
 def check_put(q: Qless, job: Job, now: int) -> None:

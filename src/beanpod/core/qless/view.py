@@ -81,7 +81,7 @@ def recur_view(ext: RecurExt) -> dict[str, Any]:
         "jid": ext.jid, "klass": ext.klass, "state": "recur", "queue": ext.queue,
         "priority": ext.priority, "interval": seconds(ext.interval), "retries": ext.retries,
         "count": ext.count, "data": ext.data, "tags": list(ext.tags), "backlog": ext.backlog,
-        "throttles": list(ext.throttles),
+        "throttles": of_job(ext),
     }  # fmt: skip
 
 

@@ -29,6 +29,7 @@ CJSON = frozenset({
 NOTHING = frozenset({
     "config.set", "config.unset", "pause", "unpause", "timeout", "log", "worker.deregister",
     "queue.forget", "queue.throttle.set", "throttle.set", "throttle.delete",
+    "throttle.release",
 })  # fmt: skip
 CREATING = frozenset({"put", "requeue", "recur"})  # refused while draining
 OOM = w.error("OOM command not allowed when used memory > 'maxmemory'.")

@@ -105,7 +105,7 @@ def test_get(lua: Lua) -> None:
     assert lua("recur.get", 0, "jid") == {
         "backlog": 0, "count": 0, "data": "{}", "interval": 60, "jid": "jid",
         "klass": "klass", "priority": 0, "queue": "q", "retries": 0, "state": "recur",
-        "tags": [], "throttles": [],
+        "tags": [], "throttles": ["ql:q:q"],
     }  # fmt: skip
 
 

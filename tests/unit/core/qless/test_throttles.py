@@ -277,7 +277,7 @@ def test_pop_never_exceeds_the_maximum(lua: Lua) -> None:
 def test_recurring_children_carry_throttles(lua: Lua) -> None:
     lua("throttle.set", 0, "tid", 1)
     lua("recur", 0, "queue", "r", "klass", {}, "interval", 10, 0, "throttles", ["tid"])
-    assert lua("recur.get", 0, "r")["throttles"] == ["tid"]
+    assert lua("recur.get", 0, "r")["throttles"] == ["tid", "ql:q:queue"]
     assert [j["jid"] for j in lua("pop", 25, "queue", "w", 5)] == ["r-1"]
     assert pending(lua, 25) == ["r-2", "r-3"]
 

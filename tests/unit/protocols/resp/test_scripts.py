@@ -68,6 +68,9 @@ def test_calls_shaped_as_lua_results(body: bytes) -> None:
     assert job["jid"] == "j1" and job["tags"] == {} and job["dependencies"] == {}
     assert call("heartbeat", "j1", "w") == 1700000060
     assert call("config.set", "k", "v") is None
+    assert call("throttle.locks", "ql:q:q") == [b"j1"]
+    assert call("throttle.release", "ql:q:q", "j1") is None  # the fork's: returns nothing
+    assert call("throttle.locks", "ql:q:q") == []
     assert call("config.get", "heartbeat") == 60
     assert call("complete", "j1", "w", "q", "{}") == b"complete"
     assert call("jobs", "complete") == [b"j1"]
