@@ -226,6 +226,8 @@ def _recur_update(q: Qless, now: int, a: Args) -> Any:
             value = round(a.to_number(key, value) * 1000)
         elif key == "data":
             value = a.to_json_text(key, value)
+        elif key == "throttles":
+            value = list(dict.fromkeys(a.to_list(key, value)))
         changes.append((key, value))
     return recurring.update(q, now, jid, changes)
 

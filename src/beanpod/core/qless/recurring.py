@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
-UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog")
+UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog",
+             "throttles")  # fmt: skip
 
 
 def recur(

@@ -69,6 +69,15 @@ def test_template_moved_by_update_or_recur(lua: Lua) -> None:
     assert child["throttles"] == ["throttle", "ql:q:baz"]
 
 
+def test_template_throttles_updated(lua: Lua) -> None:
+    recur(lua, "foo", ["throttle"])
+    assert lua("recur.update", 0, "r", "throttles", ["db", "db", "ql:q:foo"]) is True
+    assert throttles_of(lua, "r", "recur.get") == ["db", "ql:q:foo"]
+    lua.raises("throttles", "recur.update", 0, "r", "throttles", "not json")
+    [child] = lua("pop", 0, "foo", "w", 1)
+    assert child["throttles"] == ["db", "ql:q:foo"]
+
+
 # ---- throttle.release -------------------------------------------------------------------
 
 
