@@ -21,10 +21,12 @@ class Clients(ExtensionMoves):
         tube.watching += 1
         self.counts.conns += 1
         self.counts.total_connections += 1
+        self.clients[conn.id] = conn
         return conn
 
     def disconnect(self, conn: Conn, now: int) -> None:
         """Forget `conn`: its reserved jobs return to ready at once (no counters change)."""
+        del self.clients[conn.id]
         if conn.waiter is not None:
             self.unpark(conn.waiter)
         counts = self.counts

@@ -21,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from beanpod.cli import serve as serve_command
 from beanpod.core import job as job_states
+from beanpod.core import query
 from beanpod.core.engine import Engine
 from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState, MoveCheck
 from beanpod.core.qless import Qless, QlessError
@@ -301,6 +302,15 @@ class StateTableMachine(RuleBasedStateMachine):
     def every_move_is_declared(self) -> None:
         self.log.note_removals(self.d.engine)
         assert self.log.undeclared() == []
+
+    @invariant()
+    def the_holders_hold_every_reserved_job(self) -> None:
+        """query.held (the console's Busy view) reads the holders' reservations: it finds
+        what a walk of every job finds."""
+        d = self.d
+        holders = {view.id for view in query.held(d.engine, d.now, d.q, d.wq)}
+        walked = {j.id for j in d.engine.jobs.values() if j.reserver is not None}
+        assert holders == walked
 
 
 TestStateTable = StateTableMachine.TestCase
