@@ -12,13 +12,14 @@ from beanpod.core.tube import Tube
 
 class ExtensionMoves(Moves):
     # ---- the extensions' moves ------------------------------------------------------------
-    # What qless and Workq need beyond the queue moves above, so that no field the engine
-    # owns is written and no timer armed outside it (tests/unit/test_architecture.py).
+    # What qless and Workq need beyond the queue moves (core/moves.py), so that no field
+    # the engine owns is written and no timer armed outside it (tests/unit/test_architecture.py).
 
     def detached_conn(self, dialect: str, peer: str = "", since: int = 0, name: str = "") -> Conn:
         """A connection for work no client holds (a qless worker's locks, a Workq lease, an
-        operator's bury): it watches nothing, is not counted among clients and is never
-        disconnected. `dialect`, `peer`, `since` and `name` tell the console who it is."""
+        operator's bury): it watches nothing, is not counted among clients (nor kept in
+        `clients`: its owner keeps it) and is never disconnected. `dialect`, `peer`,
+        `since` and `name` tell the console who it is."""
         conn = Conn(self.next_conn_id, self.default_tube, peer, since, name, dialect)
         conn.watch = []
         self.next_conn_id += 1
