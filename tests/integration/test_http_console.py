@@ -1,17 +1,20 @@
 """The console's operator views over a real `beanpod serve` process: who holds each
 reserved job (peer address, qless worker name, since when) and the Busy listing; finding
 a job by qless jid, Workq UUID or id; the ready tab in reserve order with cursor pages;
-a failed qless job listed once (by its group, not again as buried)."""
+a failed qless job listed once (by its group, not again as buried); Busy read from the
+holders of all three dialects as clients come and go (no entry left by one that closed)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import greenstalk
 import pytest
 
 from beanpod.client.qless import Client as Qless
+from beanpod.client.qless import Job as QlessJob
 from beanpod.client.workq import Client as Workq
 from tests.support.http import HttpServer
 
@@ -128,3 +131,59 @@ def test_a_failed_qless_job_is_listed_once(http: HttpServer) -> None:
         listed = http.get("/api/v1/tubes/emails/jobs?state=buried&exclude=qless").json()
         assert [j["id"] for j in listed["jobs"]] == [plain.id]
         assert http.get("/api/v1/tubes/emails/jobs?exclude=workq").status == 400
+
+
+def workq(http: HttpServer) -> Workq:
+    return Workq(("127.0.0.1", http.server.workq_port()), timeout=10)
+
+
+def busy(http: HttpServer) -> dict[str, Any]:
+    doc: dict[str, Any] = http.get("/api/v1/busy").json()
+    return doc
+
+
+def held(http: HttpServer) -> dict[str, str]:
+    """tube -> the dialect of its holder, for every job Busy lists."""
+    return {row["tube"]: row["holder"]["dialect"] for row in busy(http)["jobs"]}
+
+
+def test_busy_follows_holders_of_every_dialect_as_clients_come_and_go(http: HttpServer) -> None:
+    with beanstalk(http, "mail") as c:
+        for i in range(5):
+            c.put(b"m%d" % i)
+    for _ in range(3):  # each reserves and leaves: its job goes back to ready
+        with beanstalk(http, "mail") as gone:
+            gone.reserve(timeout=5)
+            assert held(http) == {"mail": "beanstalkd"}
+    assert busy(http)["count"] == 0
+    for _ in range(3):  # Workq clients that lease nothing leave nothing behind
+        with workq(http) as idle:
+            idle.inspect_server()
+    assert busy(http)["count"] == 0
+
+    keep = beanstalk(http, "mail")
+    keep.reserve(timeout=5)
+    ids = [str(uuid.uuid4()) for _ in range(2)]
+    with workq(http) as w:
+        for wid in ids:
+            w.add(wid, "thumbs", 30_000, 60_000, b"img")
+        w.lease(["thumbs"], 1000)
+        w.lease(["thumbs"], 1000)
+    with Qless(port=http.server.port, worker_name="box-1") as q:
+        jid = q.queues["reports"].put("app.Report", {})
+        assert [j.jid for j in q.queues["reports"].pop(1)] == [jid]
+    # the leases and the lock outlive their connections; the beanstalkd client stays
+    doc = busy(http)
+    assert (doc["count"], doc["connections"]) == (4, 3)
+    assert held(http) == {"mail": "beanstalkd", "thumbs": "workq", "reports": "qless"}
+
+    with workq(http) as w:  # another connection finishes both leases
+        for wid in ids:
+            w.complete(wid, b"ok")
+    with Qless(port=http.server.port, worker_name="box-1") as q:
+        job = q.jobs[jid]
+        assert isinstance(job, QlessJob)
+        job.complete()
+    assert held(http) == {"mail": "beanstalkd"}
+    keep.close()
+    assert busy(http) == {"count": 0, "connections": 0, "jobs": []}

@@ -28,7 +28,7 @@ class UnixServer(InProcessServer):
     def __init__(self, path: str, **edge: object) -> None:
         super().__init__()
         self.path = path
-        self.config = ServerConfig(address=f"unix:{path}", workq_port=None,
+        self.config = ServerConfig(address=f"unix:{path}", workq_port=None, check_moves=True,
                                    edge=EdgeSettings(**edge))  # type: ignore[arg-type]  # fmt: skip
 
     def start(self) -> UnixServer:

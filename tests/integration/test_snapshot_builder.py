@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability import checkpoint, snapshot_builder
 from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage import snapshot as snapshot_file
@@ -24,7 +25,7 @@ def logged(directory: Path, jobs: int) -> dict[int, int]:
     checkpoint started then would cover."""
 
     async def scenario() -> dict[int, int]:
-        engine = Engine()
+        engine = Engine(MoveCheck())
         wal = Durability(engine, WalSettings(directory, segment_size=1 << 13))
         await wal.open_async(NOW)
         conn = engine.connect()

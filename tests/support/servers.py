@@ -25,7 +25,7 @@ class InProcessServer:
     """An App on 127.0.0.1:<ephemeral> served by a background thread."""
 
     def __init__(self, **config: Any) -> None:
-        self.config = ServerConfig(address="127.0.0.1", port=0, **config)
+        self.config = ServerConfig(address="127.0.0.1", port=0, **{"check_moves": True, **config})
         self.loop = asyncio.new_event_loop()
         self.app: App | None = None
         self.port = 0

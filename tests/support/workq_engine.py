@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import Job
+from beanpod.core.job import Job, MoveCheck
 from beanpod.core.tube import Tube
 from beanpod.core.workq import Workq
 
@@ -76,7 +76,7 @@ class RecordingEvents:
 
 
 def make() -> tuple[Engine, Workq]:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     return engine, Workq(engine)
 
 

@@ -172,17 +172,21 @@ def _holder(job: Job, now: int) -> HolderView:
                       max(0, now - conn.since), max(0, now - since))  # fmt: skip
 
 
-def job_ids(engine: Engine) -> list[int]:
-    """A snapshot of every job's id (a C-level copy), to walk in slices."""
-    return list(engine.jobs)
-
-
-def reserved_view(engine: Engine, job_id: int, now: int) -> JobView | None:
-    """Job `job_id` if a client (not the console's operator) holds it, else None."""
-    job = engine.jobs.get(job_id)
-    if job is None or job.reserver is None or job.reserver.dialect == OPERATOR:
-        return None
-    return _job_view(job, now)
+def held(
+    engine: Engine, now: int, qless: Qless | None = None, workq: Workq | None = None
+) -> list[JobView]:
+    """Every job a client holds now (not the console's operator), read from the holders'
+    reservations: the client connections, the qless workers' lock holders and the Workq
+    lease holders (O(connections + held jobs), not O(jobs))."""
+    conns = [*engine.clients.values()]
+    conns += [] if qless is None else qless.conns.values()
+    conns += [] if workq is None else workq.holders()
+    return [
+        _job_view(job, now)
+        for conn in conns
+        if conn.dialect != OPERATOR
+        for job in conn.reserved.values()
+    ]
 
 
 def find_job(engine: Engine, qless: Qless | None, workq: Workq | None,

@@ -16,6 +16,7 @@ import struct
 from pathlib import Path
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability.records import (
     encode_delete,
     encode_next_id,
@@ -31,7 +32,7 @@ T0 = 1_800_000_000_000
 
 
 def valid_segments() -> list[bytes]:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     tube = engine.tube("emails")
     a = engine.put(None, tube, 10, 0, 60_000, b"first", T0)
     b = engine.put(None, tube, 20, 30_000, 60_000, b"second\r\nline", T0)

@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.qless import Qless
 from beanpod.core.qless.api import call
 from beanpod.core.workq import Workq
@@ -42,7 +43,7 @@ def settings(directory: Path, segment_size: int = SMALL) -> WalSettings:
 
 
 def make_engine() -> tuple[Engine, Qless]:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     Workq(engine)
     return engine, Qless(engine)
 

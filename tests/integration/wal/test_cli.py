@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from beanpod.cli import main
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability.wal import Durability, WalSettings
 from tests.support.servers import SubprocessServer
 
@@ -77,7 +78,7 @@ def test_verify_and_dump_read_the_snapshot(tmp_path: Path) -> None:
     directory = tmp_path / "w"
 
     async def fill() -> None:
-        engine = Engine()
+        engine = Engine(MoveCheck())
         wal = Durability(engine, WalSettings(directory, snapshot_min_jobs=1))
         wal.open(0)
         conn = engine.connect()

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability.wal import Durability, WalSettings
 from tests.support.faultio import FaultIO
 
@@ -31,7 +32,7 @@ class Session:
 
 
 async def one_turn_of_puts(wal_dir: Path, connections: int) -> tuple[int, list[Session]]:
-    engine, io = Engine(), FaultIO()
+    engine, io = Engine(MoveCheck()), FaultIO()
     wal = Durability(engine, WalSettings(wal_dir, fsync_ms=0), io)
     wal.open(1000)
     sessions = [Session(io) for _ in range(connections)]
@@ -57,7 +58,7 @@ def test_one_fsync_for_every_connection_of_a_turn_and_replies_after_it(tmp_path:
 async def settle_a_put(wal_dir: Path) -> tuple[int, int, list[tuple[bytes, int]]]:
     """A put, a held reply and a `settled()` future in one turn: (fsyncs finished when the
     future was done, fsyncs before the put, the held reply as it left)."""
-    engine, io = Engine(), FaultIO()
+    engine, io = Engine(MoveCheck()), FaultIO()
     wal = Durability(engine, WalSettings(wal_dir, fsync_ms=0), io)
     wal.open(1000)
     before = io.fsyncs

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import READY, Job, move
+from beanpod.core.job import READY, Job, MoveCheck, move
 from beanpod.durability.records import encode_delete, encode_next_id, encode_put
 from beanpod.durability.wal import Durability, WalSettings
 from beanpod.storage.framing import HEADER_SIZE, encode_header, frame
@@ -34,7 +34,7 @@ def job(engine: Engine, job_id: int, tube: str, pri: int, body: bytes) -> Job:
 
 
 async def restart(directory: Path) -> Engine:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     wal = Durability(engine, WalSettings(directory))
     wal.open(1_700_000_000_000)
     await wal.aclose()
@@ -42,7 +42,7 @@ async def restart(directory: Path) -> Engine:
 
 
 def test_puts_deletes_and_migrated_copies_fold_as_the_codec_says(tmp_path: Path) -> None:
-    scratch = Engine()
+    scratch = Engine(MoveCheck())
     a, b, c = (
         job(scratch, 1, "t", 5, b"a"),
         job(scratch, 2, "u", 6, b"b"),
@@ -59,7 +59,7 @@ def test_puts_deletes_and_migrated_copies_fold_as_the_codec_says(tmp_path: Path)
 
 @pytest.mark.parametrize("bad", [b"\x63", b"\x01short", b"\x03" + bytes(3)])
 def test_an_undecodable_record_names_its_file_and_offset(tmp_path: Path, bad: bytes) -> None:
-    scratch = Engine()
+    scratch = Engine(MoveCheck())
     offsets = segment(tmp_path, 1, [encode_put(job(scratch, 1, "t", 1, b"x")), bad,
                                     encode_put(job(scratch, 2, "t", 1, b"y"))])  # fmt: skip
     with pytest.raises(CorruptLog) as caught:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability import progress as replay
 from beanpod.durability.progress import ReplayProgress
 from beanpod.durability.replay import REPLAY_STEP
@@ -19,7 +20,7 @@ from beanpod.server.config import ServerConfig
 
 
 async def fill(directory: Path, jobs: int) -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     # no snapshot at its close: the next start replays the log, which is what is tested
     wal = Durability(
         engine, WalSettings(directory, segment_size=1 << 16, snapshot_min_jobs=jobs + 1)
@@ -53,7 +54,7 @@ def test_progress_lines_name_segment_jobs_and_rate(
 ) -> None:
     jobs = 3 * REPLAY_STEP
     asyncio.run(fill(tmp_path, jobs))
-    engine = Engine()
+    engine = Engine(MoveCheck())
     wal = Durability(engine, WalSettings(tmp_path))
     wal.progress = ReplayProgress(clock=StepClock(replay.EVERY_S))  # every read: 1 s later
     with caplog.at_level(logging.INFO, logger="beanpod.wal"):
@@ -69,7 +70,7 @@ def test_progress_lines_name_segment_jobs_and_rate(
 
 def test_a_short_replay_says_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     asyncio.run(fill(tmp_path, 10))
-    wal = Durability(Engine(), WalSettings(tmp_path))
+    wal = Durability(Engine(MoveCheck()), WalSettings(tmp_path))
     with caplog.at_level(logging.INFO, logger="beanpod.wal"):
         asyncio.run(open_and_close(wal))
     assert not [r for r in caplog.records if "WAL replay" in r.getMessage()]
@@ -80,7 +81,7 @@ def test_app_is_not_ready_while_replaying_and_the_loop_keeps_turning(tmp_path: P
     asyncio.run(fill(tmp_path, jobs))
 
     async def start_and_watch() -> list[tuple[bool, bool, int]]:
-        app = App(ServerConfig(address="127.0.0.1", port=0, workq_port=None,
+        app = App(ServerConfig(address="127.0.0.1", port=0, workq_port=None, check_moves=True,
                                binlog_dir=str(tmp_path)))  # fmt: skip
         starting = asyncio.create_task(app.start(install_signals=False))
         seen = []

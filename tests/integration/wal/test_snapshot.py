@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.workq import Workq
 from beanpod.durability import progress as replay
 from beanpod.durability import snapshot as snapshot_payload
@@ -87,7 +88,7 @@ def workload(engine: Engine) -> None:
 
 
 async def run(directory: Path, work: Any = None, close: bool = True) -> Engine:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     Workq(engine)
     wal = Durability(engine, settings(directory))
     wal.open(NOW)
@@ -288,7 +289,7 @@ def test_the_snapshot_load_lets_the_event_loop_run_between_chunks(
     wal_dir = tmp_path / "wal"
     asyncio.run(run(wal_dir, one_tube))
     monkeypatch.setattr(snapshot_payload, "LOAD_CHUNK", 100)
-    engine = Engine()
+    engine = Engine(MoveCheck())
     wal = Durability(engine, settings(wal_dir))
 
     async def steps() -> list[int]:
@@ -305,7 +306,7 @@ def test_the_snapshot_load_lets_the_event_loop_run_between_chunks(
 
 def test_few_jobs_write_no_snapshot(tmp_path: Path) -> None:
     async def small() -> None:
-        engine = Engine()
+        engine = Engine(MoveCheck())
         wal = Durability(engine, WalSettings(tmp_path))  # default threshold: 10,000 jobs
         wal.open(NOW)
         engine.put(engine.connect(), engine.tube("a"), 1, 0, 1000, b"x", NOW)

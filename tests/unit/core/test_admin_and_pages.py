@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from beanpod.core import admin, query
 from beanpod.core.engine import Engine
-from beanpod.core.job import Job
+from beanpod.core.job import Job, MoveCheck
 
 S = 1000
 
@@ -38,7 +38,7 @@ class Recorder:
 
 
 def buried_tube(n: int) -> tuple[Engine, list[int]]:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     conn = engine.connect()
     tube = engine.use(conn, "work")
     engine.watch(conn, "work")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import JobState
+from beanpod.core.job import JobState, MoveCheck
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT
 
 S = 1000  # one second in engine milliseconds
@@ -25,7 +25,7 @@ class Outcomes:
 
 @pytest.fixture
 def engine() -> Engine:
-    return Engine()
+    return Engine(MoveCheck())
 
 
 def put(engine: Engine, conn: Any, pri: int = 100, delay: int = 0, ttr: int = 10 * S,

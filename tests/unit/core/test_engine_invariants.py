@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import TRANSITIONS, JobState
+from beanpod.core.job import TRANSITIONS, JobState, MoveCheck
 from beanpod.core.pqueue import ready_key
 
 TUBES = st.sampled_from(["default", "a", "b"])
@@ -23,7 +23,7 @@ PRI = st.sampled_from([0, 5, 1023, 1024, 2**32 - 1])
 class EngineMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.engine = Engine()
+        self.engine = Engine(MoveCheck())
         self.conns = [self.engine.connect() for _ in range(3)]
         self.now = 0
         self.delivered: list[Any] = []

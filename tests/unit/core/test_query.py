@@ -6,12 +6,13 @@ import pytest
 
 from beanpod.core import query
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 
 S = 1000
 
 
 def test_views_and_listings_by_state() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     conn = engine.connect()
     engine.use(conn, "jobs")
     tube = conn.use

@@ -5,6 +5,7 @@ from typing import ClassVar
 import pytest
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.durability.records import (
     DeleteRecord,
     NextIdRecord,
@@ -36,7 +37,7 @@ class Extra:
 
 
 def test_put_and_update_round_trip_with_extension() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     job = engine.put(None, engine.tube("t\u00e9".encode().decode("ascii", "replace")[:1]),
                      -5, 2000, 3000, b"\x00body\r\n", T0, ext=Extra(b"ext!"))  # fmt: skip
     put = decode(encode_put(job))
@@ -51,7 +52,7 @@ def test_put_and_update_round_trip_with_extension() -> None:
 
 
 def test_small_records() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     tube = engine.tube("p")
     tube.pause_ms, tube.pause_until = 5, 6
     assert decode(encode_pause(tube)) == PauseRecord("p", 5, 6)

@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import EXT_DECODERS, JobState
+from beanpod.core.job import EXT_DECODERS, JobState, MoveCheck
 from beanpod.durability.records import (
     decode,
     encode_delete,
@@ -58,13 +58,13 @@ def record_all(engine: Engine) -> list[tuple[int, object]]:
 
 
 def replay(log: list[tuple[int, object]], now: int) -> Engine:
-    fresh = Engine()
+    fresh = Engine(MoveCheck())
     restore(fresh, log, now)  # type: ignore[arg-type]
     return fresh
 
 
 def test_every_state_comes_back() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     conn = engine.connect()
     t = engine.tube("t")
@@ -92,7 +92,7 @@ def test_every_state_comes_back() -> None:
 
 
 def test_release_with_zero_delay_keeps_its_priority_and_delayed_release_its_due() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     conn = engine.connect()
     a = engine.put(None, engine.default_tube, 100, 0, 5000, b"a", T0)
@@ -108,7 +108,7 @@ def test_release_with_zero_delay_keeps_its_priority_and_delayed_release_its_due(
 
 
 def test_due_delayed_jobs_become_ready_at_the_first_tick() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     job = engine.put(None, engine.default_tube, 0, 1000, 5000, b"d", T0)
     back = replay(log, T0 + 5000)
@@ -122,7 +122,7 @@ def test_ids_continue_above_the_watermark() -> None:
 
 
 def test_kicks_and_pauses() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     conn = engine.connect()
     job = engine.put(None, engine.default_tube, 0, 0, 5000, b"k", T0)
@@ -137,7 +137,7 @@ def test_kicks_and_pauses() -> None:
 
 
 def test_extensions_survive_and_unknown_kinds_are_refused() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     engine.put(None, engine.default_tube, 0, 0, 5000, b"e", T0, ext=Extra(b"payload"))
     with pytest.raises(RestoreError, match="902"):
@@ -152,7 +152,7 @@ def test_extensions_survive_and_unknown_kinds_are_refused() -> None:
 
 def test_extension_bytes_that_do_not_decode_are_a_restore_error() -> None:
     """A decoder's own error (bad JSON, short struct) is one line, not a traceback."""
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     engine.put(None, engine.default_tube, 0, 0, 5000, b"e", T0, ext=Extra(b"not json"))
     EXT_DECODERS[Extra.KIND] = lambda data: json.loads(data)
@@ -164,7 +164,7 @@ def test_extension_bytes_that_do_not_decode_are_a_restore_error() -> None:
 
 
 def test_later_records_win_and_orphan_updates_are_ignored() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     log = record_all(engine)
     conn = engine.connect()
     job = engine.put(None, engine.default_tube, 0, 0, 5000, b"v", T0)
@@ -185,5 +185,5 @@ def test_named_states_latest_wins_and_empty_removes() -> None:
         (3, decode(encode_state("b", b""))),
         (3, decode(encode_state("c", b""))),
     ]
-    restored = restore(Engine(), log, T0)  # type: ignore[arg-type]
+    restored = restore(Engine(MoveCheck()), log, T0)  # type: ignore[arg-type]
     assert restored.states == {"a": (2, b"3")}

@@ -21,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from beanpod.cli import serve as serve_command
 from beanpod.core import job as job_states
+from beanpod.core import query
 from beanpod.core.engine import Engine
 from beanpod.core.job import RESTART_STATES, TRANSITIONS, Job, JobState, MoveCheck
 from beanpod.core.qless import Qless, QlessError
@@ -56,26 +57,35 @@ def declared(pair: Pair) -> bool:
 
 class MoveLog(MoveCheck):
     """Stands in for the engine's check (`Engine(check=...)`): records each pair instead
-    of judging it."""
+    of judging it. A removal (destroy) is no move: `note_removals` finds the jobs gone
+    since it last looked, each removed from the state it was last moved to."""
 
-    __slots__ = ("pairs",)
+    __slots__ = ("pairs", "placed")
 
     def __init__(self) -> None:
         super().__init__()
         self.pairs: set[Pair] = set()
+        # id(job) -> the job and the state it was last moved to
+        self.placed: dict[int, tuple[Job, JobState]] = {}
 
     def __call__(self, job: Job, new: JobState) -> None:
         old = getattr(job, "state", None)
         self.pairs.add((old, new, self.restarting))
+        self.placed[id(job)] = (job, new)
 
-    def watch_removals(self, engine: Engine) -> None:
-        destroy = engine.destroy
+    def note_removals(self, engine: Engine) -> None:
+        """Record (state, None) for each job moved before and now gone from `engine`."""
+        jobs = engine.jobs
+        for key, (job, state) in list(self.placed.items()):
+            if jobs.get(job.id) is not job:
+                self.pairs.add((state, None, False))
+                del self.placed[key]
 
-        def recorded(job: Job, now: int) -> None:
-            self.pairs.add((job.state, None, False))
-            destroy(job, now)
-
-        engine.destroy = recorded  # type: ignore[method-assign]
+    def restarted(self, engine: Engine) -> None:
+        """`engine` is left for a new one, which re-creates its jobs by moves: its jobs
+        are not removed."""
+        self.note_removals(engine)
+        self.placed.clear()
 
     def undeclared(self) -> list[Pair]:
         return sorted((p for p in self.pairs if not declared(p)), key=repr)
@@ -118,7 +128,6 @@ class Dialects:
         self.journal = journal or MemoryJournal()
         self.engine = Engine(check=log)
         self.engine.journal = self.journal
-        log.watch_removals(self.engine)
         self.q = Qless(self.engine)
         self.wq = Workq(self.engine)
         self.conns = [self.engine.connect() for _ in range(2)]
@@ -133,6 +142,7 @@ class Dialects:
         ]
         records += [(1, StateRecord(k, v)) for k, v in self.journal.state.items()]
         records.append((1, NextIdRecord(self.engine.next_id)))
+        self.log.restarted(self.engine)
         fresh = Dialects(self.log, self.journal)
         fresh.now, fresh.uuids, fresh.jids = self.now, self.uuids, self.jids
         restore(fresh.engine, records, self.now)
@@ -290,7 +300,17 @@ class StateTableMachine(RuleBasedStateMachine):
 
     @invariant()
     def every_move_is_declared(self) -> None:
+        self.log.note_removals(self.d.engine)
         assert self.log.undeclared() == []
+
+    @invariant()
+    def the_holders_hold_every_reserved_job(self) -> None:
+        """query.held (the console's Busy view) reads the holders' reservations: it finds
+        what a walk of every job finds."""
+        d = self.d
+        holders = {view.id for view in query.held(d.engine, d.now, d.q, d.wq)}
+        walked = {j.id for j in d.engine.jobs.values() if j.reserver is not None}
+        assert holders == walked
 
 
 TestStateTable = StateTableMachine.TestCase
@@ -304,6 +324,7 @@ def test_the_dialects_make_every_declared_move(move_log: MoveLog) -> None:
     _beanstalkd_tour(d)
     _workq_tour(d)
     _qless_tour(d)
+    move_log.note_removals(d.engine)
     moves = {(old, new) for old, new, restarting in move_log.pairs if not restarting}
     declared = {(old, new) for old, allowed in TRANSITIONS.items() for new in allowed}
     assert sorted(declared - moves, key=repr) == []

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from beanpod.core import query
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.timings import BOUNDS_MS, OTHER, JobTimings
 
 S = 1000
 
 
 def test_a_value_on_a_bound_counts_in_that_bucket() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     engine.keep_timings(JobTimings())
     conn = engine.connect()
     for waited in (0, 5, 6, 3600000, 3600001):
@@ -26,7 +27,7 @@ def test_a_value_on_a_bound_counts_in_that_bucket() -> None:
 
 
 def test_engine_observes_first_wait_and_each_run() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     engine.keep_timings(JobTimings())
     conn = engine.connect()
     engine.watch(conn, "default")
@@ -44,7 +45,7 @@ def test_engine_observes_first_wait_and_each_run() -> None:
 
 
 def test_deleting_an_unreserved_job_is_no_run() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     engine.keep_timings(JobTimings())
     conn = engine.connect()
     job = engine.put(conn, conn.use, 0, 0, 60 * S, b"x", 0)
@@ -54,7 +55,7 @@ def test_deleting_an_unreserved_job_is_no_run() -> None:
 
 
 def test_tubes_past_the_limit_share_other() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     engine.keep_timings(JobTimings(max_tubes=3))  # "default" has its own too
     conn = engine.connect()
     for name in ("a", "b", "c", "d", "a"):
@@ -68,7 +69,7 @@ def test_tubes_past_the_limit_share_other() -> None:
 
 
 def test_off_by_default() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     conn = engine.connect()
     engine.put(conn, conn.use, 0, 0, 60 * S, b"x", 0)
     assert engine.reserve(conn, 0, 5, lambda _: None) is not None
@@ -76,7 +77,7 @@ def test_off_by_default() -> None:
 
 
 def test_tube_view_totals_and_head_age() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     conn = engine.connect()
     engine.watch(conn, "default")
     tube = conn.use

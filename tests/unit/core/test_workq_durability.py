@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import EXT_DECODERS, Job, JobState
+from beanpod.core.job import EXT_DECODERS, Job, JobState, MoveCheck
 from beanpod.core.workq import Workq
 from beanpod.core.workq.ext import (
     COMPLETED,
@@ -92,7 +92,7 @@ def test_restart_reindexes_and_rearms_ttl_and_drops_run_jobs() -> None:
     wq.complete(conn, U1, b"kept", 1)
     wq.run(conn, U2, "q", 1000, 1000, b"", 2, Outcomes())
     # What a restore does: fresh engine, jobs rebuilt with decoded extras.
-    fresh = Engine()
+    fresh = Engine(MoveCheck())
     with fresh.restarting():
         for old in engine.jobs.values():
             assert old.ext is not None

@@ -96,9 +96,10 @@ def test_throughput_rates_between_samples() -> None:
 def test_async_pages_walk_every_match_once_in_either_order() -> None:
     from beanpod.core import query
     from beanpod.core.engine import Engine
+    from beanpod.core.job import MoveCheck
     from beanpod.web.api import pages
 
-    engine = Engine()
+    engine = Engine(MoveCheck())
     conn = engine.connect()
     tube = engine.use(conn, "t")
     ids = [engine.put(conn, tube, 5, 0, 1000, b"x%d" % i, 0).id for i in range(40)]

@@ -18,7 +18,7 @@ from beanpod.web.errors import ApiError
 
 
 def context() -> WebContext:
-    app = App(ServerConfig())
+    app = App(ServerConfig(check_moves=True))
     return WebContext(engine=app.engine, clock=app.clock.now, info=app.info,
                       facts=AppFacts(app), readiness=app.readiness)  # fmt: skip
 

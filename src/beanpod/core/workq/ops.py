@@ -63,7 +63,12 @@ class Workq:
         self.index: dict[bytes, Job] = {}
         self.waits: dict[int, list[Wait]] = {}  # job id -> parked run/result commands
         self.evicted = 0  # unfinished jobs removed by TTL (`inspect server` evicted-jobs)
-        self.clients = 0
+        # The connections that may hold leases (the console's Busy view): the open ones,
+        # and those that closed holding leases (a lease outlives its connection), swept
+        # of the emptied ones when they double (amortised O(1) per connection).
+        self.open: dict[int, Conn] = {}
+        self.closed: dict[int, Conn] = {}
+        self.sweep_at = 16
         self.queues: set[str] = set()  # every queue add/schedule/run/lease created
         handlers = engine.timer_handlers
         handlers[TTL_DUE] = self._ttl_due
@@ -77,7 +82,7 @@ class Workq:
         """A connection for Workq leases: not on beanstalkd's connection counters, and
         never disconnected from the engine, because a lease outlives its connection."""
         conn = self.engine.detached_conn("workq", peer, now)
-        self.clients += 1
+        self.open[conn.id] = conn
         return conn
 
     def disconnect(self, conn: Conn, wait: Wait | None, now: int) -> None:
@@ -87,7 +92,24 @@ class Workq:
             job = self.engine.jobs.get(wait.job_id)
             if wait.run and job is not None:
                 self._remove(job, now, None, "delete")  # a run's job lives as long as the run
-        self.clients -= 1
+        del self.open[conn.id]
+        if conn.reserved:
+            self._linger(conn)
+
+    def _linger(self, conn: Conn) -> None:
+        self.closed[conn.id] = conn
+        if len(self.closed) > self.sweep_at:
+            self.closed = {i: c for i, c in self.closed.items() if c.reserved}
+            self.sweep_at = 2 * len(self.closed) + 16
+
+    @property
+    def clients(self) -> int:
+        """Open Workq connections (`inspect server`'s clients)."""
+        return len(self.open)
+
+    def holders(self) -> list[Conn]:
+        """The connections that may hold leases now (some closed ones hold none)."""
+        return [*self.open.values(), *self.closed.values()]
 
     # ---- queues ------------------------------------------------------------------------
 

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.qless import Qless, QlessError
 from beanpod.core.qless.api import call
 
 
 class Lua:
     def __init__(self) -> None:
-        self.engine = Engine()
+        self.engine = Engine(MoveCheck())
         self.q = Qless(self.engine)
 
     def __call__(self, fn: str, now: float, *args: Any) -> Any:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.qless import Qless
 
 
@@ -39,7 +40,7 @@ class StateJournal:
 
 def restarted(journal: StateJournal, now: int = 0) -> Qless:
     """A fresh engine and Qless that restore from `journal`'s states."""
-    engine = Engine()
+    engine = Engine(MoveCheck())
     engine.journal = journal
     q = Qless(engine)
     q.reattach(now)

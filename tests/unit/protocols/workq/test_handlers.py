@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from beanpod.core.conn import Conn
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.workq import Wait, Workq
 from beanpod.protocols.workq import wire as w
 from beanpod.protocols.workq.commands import Parser
@@ -41,7 +42,7 @@ class FakeSession:
 
 
 def make() -> tuple[Engine, FakeSession, FakeSession]:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     dialect = Dialect(engine, Workq(engine), T0)
     return engine, FakeSession(dialect), FakeSession(dialect)
 

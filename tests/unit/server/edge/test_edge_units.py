@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from beanpod.core.engine import Engine
+from beanpod.core.job import MoveCheck
 from beanpod.core.memory import JOB_OVERHEAD, MemoryMeter
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.workq.commands import Parser as WorkqParser
@@ -93,7 +94,7 @@ def test_workq_started_offset() -> None:
 
 
 def test_meter_counts_bodies_and_refuses_past_the_cap() -> None:
-    engine = Engine()
+    engine = Engine(MoveCheck())
     meter = MemoryMeter(cap=10 * (100 + JOB_OVERHEAD))
     engine.keep_meter(meter)
     conn = engine.connect()
@@ -111,7 +112,7 @@ def test_meter_counts_bodies_and_refuses_past_the_cap() -> None:
 def test_memory_view_for_metrics() -> None:
     from beanpod.core.query import memory_view
 
-    engine = Engine()
+    engine = Engine(MoveCheck())
     assert memory_view(engine) is None
     engine.keep_meter(MemoryMeter(cap=1 << 20))
     engine.put(engine.connect(), engine.default_tube, 0, 0, 1000, b"abc", 0)
