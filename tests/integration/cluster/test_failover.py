@@ -1,0 +1,72 @@
+"""A leader's acknowledged puts survive kill -9 of it; a paused old leader, woken after
+another took over, acknowledges nothing and hands out no job (its append is fenced)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import greenstalk
+
+from tests.integration.cluster.nodes import Nodes, needs_etcd
+
+pytestmark = needs_etcd
+
+
+def put_many(address: tuple[str, int], count: int) -> list[int]:
+    with greenstalk.Client(address) as client:
+        return [client.put(b"job %d" % n) for n in range(count)]
+
+
+def test_acknowledged_puts_survive_kill_of_the_leader(cluster: Nodes) -> None:
+    leader = cluster.leader()
+    cluster.followers_agree(leader)
+    acked = put_many(leader.address, 300)
+    with greenstalk.Client(leader.address) as client:
+        client.delete(acked[0])  # a delete acknowledged is not undone either
+    assert leader.process is not None
+    os.kill(leader.process.pid, signal.SIGKILL)
+    leader.process.wait()
+
+    new = cluster.leader(besides=leader)
+    with greenstalk.Client(new.address) as client:
+        assert client.stats()["current-jobs-ready"] == len(acked) - 1
+        for jid in acked[1:]:
+            assert client.stats_job(jid)["state"] == "ready"
+        later = client.put(b"after the failover")
+    assert len(set(acked)) == len(acked) and acked == sorted(acked)
+    assert later > max(acked)  # ids stay unique and rising across leaders
+
+
+def test_a_woken_old_leader_acknowledges_nothing(cluster: Nodes) -> None:
+    old = cluster.leader()
+    acked = put_many(old.address, 5)
+    held = socket.create_connection(old.address, timeout=20)  # open before the pause
+    assert old.process is not None
+    os.kill(old.process.pid, signal.SIGSTOP)
+    try:
+        held.sendall(b"reserve-with-timeout 0\r\nput 0 0 60 3\r\nnew\r\n")
+        new = cluster.leader(besides=old)
+    finally:
+        os.kill(old.process.pid, signal.SIGCONT)
+    assert read_all(held) == b""  # no job handed out, no put acknowledged
+    with greenstalk.Client(new.address) as client:
+        assert client.stats()["current-jobs-ready"] == len(acked)
+        assert client.stats()["current-jobs-reserved"] == 0
+    cluster.followers_agree(new)  # the old leader came back as a follower
+    assert old.process.poll() is None
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """What the server sent before closing the connection."""
+    data = b""
+    with sock:
+        while True:
+            try:
+                chunk = sock.recv(4096)
+            except ConnectionResetError:
+                return data
+            if not chunk:
+                return data
+            data += chunk
