@@ -5,9 +5,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bench.cluster_nodes import Nodes
 from bench.etcd_members import EtcdMembers
-
-from tests.integration.cluster.nodes import Nodes
 
 _names = itertools.count()
 

@@ -8,8 +8,9 @@ import signal
 import socket
 
 import greenstalk
+from bench.cluster_nodes import Nodes
 
-from tests.integration.cluster.nodes import Nodes, needs_etcd
+from tests.integration.cluster.marks import needs_etcd
 
 pytestmark = needs_etcd
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import greenstalk
 import pytest
+from bench.cluster_nodes import Nodes
 from bench.etcd_members import free_port
 
-from tests.integration.cluster.nodes import Nodes, needs_etcd
+from tests.integration.cluster.marks import needs_etcd
 
 pytestmark = [
     needs_etcd,

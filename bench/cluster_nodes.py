@@ -1,5 +1,5 @@
 """Three beanpod nodes of one cluster on 127.0.0.11-13, as real processes (stopped by
-their own PIDs), and what the tests ask of them."""
+their own PIDs), and what the tests and bench/cluster_failover.py ask of them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from bench.etcd_members import HOSTS, free_port, have_etcd
 
 # every test module here: `pytestmark = needs_etcd`
