@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import time
+from pathlib import Path
 
 import greenstalk
-from bench.cluster_nodes import Nodes
+from bench.cluster_nodes import Node, Nodes
+from bench.etcd_members import free_port
 
 from tests.integration.cluster.marks import needs_etcd
 
@@ -71,3 +74,22 @@ def read_all(sock: socket.socket) -> bytes:
             if not chunk:
                 return data
             data += chunk
+
+
+def test_a_node_waits_for_etcd_and_says_who_leads(tmp_path: Path) -> None:
+    """With no etcd member answering, a node keeps trying (it may have stepped down while
+    etcd lost its quorum) and its /leader says no leader is known."""
+    nowhere = f"127.0.0.11:{free_port('127.0.0.11')}"
+    nodes = Nodes(nowhere, "lonely", tmp_path)
+    node = Node("n1", "127.0.0.11", free_port("127.0.0.11"), free_port("127.0.0.11"),
+                tmp_path / "n1.log")  # fmt: skip
+    nodes.nodes.append(node)
+    nodes.launch(node)
+    try:
+        deadline = time.monotonic() + 30
+        while node.leader() is None or "not usable yet" not in node.log.read_text():
+            assert node.alive() and time.monotonic() < deadline
+            time.sleep(0.1)
+        assert node.leader() == (503, {"leader": None})
+    finally:
+        nodes.stop()

@@ -28,7 +28,8 @@ from beanpod.storage.framing import FRAME_SIZE, iter_frames
 log = logging.getLogger("beanpod.cluster")
 
 PAGE = 32  # batches per range read (each up to 1 MiB)
-RETRY_SECONDS = 0.2  # after etcd could not be reached
+RETRY_SECONDS = 0.2  # after the log's watch broke
+JOIN_RETRY_SECONDS = 1.0  # while etcd cannot be reached at start-up
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,16 @@ class ClusterNode:
     # ---- start: lease, catch up, follow, campaign -----------------------------------------
 
     async def start(self) -> None:
-        await self._grant()
-        await self._catch_up()
+        """Take a lease and fold the log so far, waiting while no etcd member answers
+        (a node restarting after stepping down may find etcd without its quorum)."""
+        while True:
+            try:
+                await self._grant()
+                await self._catch_up()
+                break
+            except EtcdError as exc:
+                log.warning("cluster: etcd not usable yet (%s); trying again", exc)
+                await asyncio.sleep(JOIN_RETRY_SECONDS)
         self.follower = self.loop.create_task(self._follow())
         self.tasks += [self.loop.create_task(self._keep_alive()),
                        self.loop.create_task(self._campaign())]  # fmt: skip
@@ -100,6 +109,8 @@ class ClusterNode:
             sent = time.monotonic()
             try:
                 ttl = await self.etcd.keepalive(self.lease)
+                if ttl <= 0 and not self.leading:
+                    await self._grant()  # a follower's lease ran out: campaign on a new one
             except EtcdError as exc:
                 log.warning("cluster: lease keep-alive failed: %s", exc)
                 continue
@@ -107,8 +118,6 @@ class ClusterNode:
                 self.valid_until = max(self.valid_until, sent + ttl - self.settings.margin)
             elif self.leading:
                 return self.lost("the lease expired in etcd")
-            else:
-                await self._grant()
 
     def watchdog(self) -> None:
         """On the leader: step down once the lease may have run out on this node's clock."""
