@@ -69,7 +69,8 @@ class EtcdJournal:
         self.next_seq = next_seq
         self.state_values = states  # named states: key -> latest value
         self.lost = lost
-        self.appended = 0  # records appended so far (sessions compare it around a batch)
+        self.count = 0  # records appended so far
+        self.reads = 0  # reads of `appended` while records are uncommitted
         self.records: list[bytes] = []  # not yet sent
         self.size = 0
         self.waiting: list[Held] = []  # released once `records` are committed
@@ -101,7 +102,7 @@ class EtcdJournal:
     def _append(self, record: bytes) -> None:
         self.records.append(record)
         self.size += len(record)
-        self.appended += 1
+        self.count += 1
         self._schedule()
 
     def record_put(self, job: Job) -> None:
@@ -127,6 +128,17 @@ class EtcdJournal:
         return {k: v for k, v in self.state_values.items() if k.startswith(prefix)}
 
     # ---- the connections' Commits ------------------------------------------------------
+
+    @property
+    def appended(self) -> int:
+        """Records appended so far; while some are not committed, a new number at every
+        read, so a session holds every reply of a batch meanwhile: a reply may show a job
+        whose put is still in flight (a reserve or peek of it, a stats count), and no
+        client may see what a failover could erase."""
+        if self.records or self.sending is not None:
+            self.reads += 1
+            return -self.reads
+        return self.count
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         session.held += 1
