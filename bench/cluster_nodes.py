@@ -46,6 +46,14 @@ class Node:
         except OSError:
             return None
 
+    def ready(self) -> bool:
+        """GET /readyz answers 200: the node's listeners serve."""
+        try:
+            with urllib.request.urlopen(f"http://{self.host}:{self.http}/readyz", timeout=1):
+                return True
+        except OSError:  # (HTTPError too: 503 while starting)
+            return False
+
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
@@ -89,13 +97,13 @@ class Nodes:
         raise AssertionError(f"no leader within {seconds} s: see {self.workdir}")
 
     def followers_agree(self, leader: Node, seconds: float = 30) -> None:
-        """Every other live node answers 503 naming `leader`."""
+        """Every other live node serves and answers 503 naming `leader`."""
         deadline = time.monotonic() + seconds
         named = {"node": leader.node_id, "address": f"{leader.host}:{leader.port}"}
         for node in self.nodes:
             if node is leader or not node.alive():
                 continue
-            while node.leader() != (503, {"leader": named}):
+            while node.leader() != (503, {"leader": named}) or not node.ready():
                 assert time.monotonic() < deadline, f"{node.node_id} does not name the leader"
                 time.sleep(0.05)
 
