@@ -93,3 +93,22 @@ def test_a_node_waits_for_etcd_and_says_who_leads(tmp_path: Path) -> None:
         assert node.leader() == (503, {"leader": None})
     finally:
         nodes.stop()
+
+
+def test_large_pipelined_puts_split_into_batches_survive(cluster: Nodes) -> None:
+    """More than a transaction's 1 MiB of records at once: split into several appends,
+    every one acknowledged and kept across a leader kill."""
+    leader = cluster.leader()
+    body = b"y" * 60_000
+    with socket.create_connection(leader.address, timeout=30) as sock:
+        sock.sendall(b"".join(b"put 0 0 60 %d\r\n%s\r\n" % (len(body), body) for _ in range(60)))
+        replies = b""
+        while replies.count(b"\r\n") < 60:
+            replies += sock.recv(4096)
+    ids = [int(line.split()[1]) for line in replies.split(b"\r\n")[:60]]
+    assert leader.process is not None
+    os.kill(leader.process.pid, signal.SIGKILL)
+    leader.process.wait()
+    with greenstalk.Client(cluster.leader(besides=leader).address) as client:
+        assert client.stats()["current-jobs-ready"] == 60
+        assert client.peek(ids[-1]).body == body.decode()

@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 
 CALL_SECONDS = 1.0  # a transaction not answered by then has an unknown outcome
+READ_SECONDS = 10.0  # a range of the log carries up to PAGE batches of up to 1 MiB
 READ_BUFFER = 8 << 20  # a watch line carries whole batches (base64): room for several
 
 
@@ -72,10 +73,11 @@ class Etcd:
     async def close(self) -> None:
         await self.session.close()
 
-    async def call(self, path: str, body: dict[str, Any], idempotent: bool = True) -> Any:
+    async def call(self, path: str, body: dict[str, Any], idempotent: bool = True,
+                   seconds: float = CALL_SECONDS) -> Any:  # fmt: skip
         """POST `body` to `path`, trying each member once, starting with the last good one.
         A non-idempotent call that may have reached a member raises EtcdUnknown."""
-        timeout = aiohttp.ClientTimeout(total=CALL_SECONDS)
+        timeout = aiohttp.ClientTimeout(total=seconds)
         failures = []
         for step in range(len(self.endpoints)):
             index = (self.current + step) % len(self.endpoints)
@@ -116,7 +118,7 @@ class Etcd:
             body["range_end"] = b64(end)
         if serializable:
             body["serializable"] = True
-        answer = await self.call("/v3/kv/range", body)
+        answer = await self.call("/v3/kv/range", body, seconds=READ_SECONDS)
         kvs = [key_value(raw) for raw in answer.get("kvs", [])]
         return kvs, bool(answer.get("more")), int(answer["header"]["revision"])
 

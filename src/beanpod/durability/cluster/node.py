@@ -27,7 +27,7 @@ from beanpod.storage.framing import FRAME_SIZE, iter_frames
 
 log = logging.getLogger("beanpod.cluster")
 
-PAGE = 32  # batches per range read (each up to 1 MiB)
+PAGE = 8  # batches per range read (each up to 1 MiB)
 RETRY_SECONDS = 0.2  # after the log's watch broke
 JOIN_RETRY_SECONDS = 1.0  # while etcd cannot be reached at start-up
 
@@ -158,10 +158,8 @@ class ClusterNode:
                 async for kvs in self.etcd.watch(self.log_prefix, end, revision + 1):
                     for kv in kvs:
                         self._fold(kv)
-            except (EtcdError, OSError, ValueError) as exc:
-                log.info("cluster: following the log again after: %s", exc)
-            except Exception as exc:  # aiohttp's errors: the watch broke, read again
-                log.info("cluster: the log's watch broke: %r", exc)
+            except Exception as exc:  # etcd's or aiohttp's: the watch broke, read again
+                log.warning("cluster: following the log again after: %r", exc)
             await asyncio.sleep(RETRY_SECONDS)
 
     # ---- campaigning and taking over -----------------------------------------------------
