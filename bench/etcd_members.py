@@ -3,6 +3,7 @@ spike, its tests and its try-out: started here, stopped by their own PIDs."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HOSTS = ("127.0.0.11", "127.0.0.12", "127.0.0.13")
 SNAPSHOT_COUNT = 5000  # 3.4 keeps 100,000 entries in memory by default: too many for batches
@@ -52,6 +54,7 @@ class EtcdMembers:
         return ",".join(m.client for m in self.members)
 
     def start(self, hosts: tuple[str, ...] = HOSTS) -> EtcdMembers:
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.members = [Member(f"e{i}", host, free_port(host), free_port(host))
                         for i, host in enumerate(hosts)]  # fmt: skip
         initial = ",".join(f"{m.name}={m.peer}" for m in self.members)
@@ -102,3 +105,26 @@ def _healthy(member: Member) -> bool:
             return b'"true"' in resp.read()
     except OSError:
         return False
+
+
+def etcdctl(*args: str) -> Any:
+    """etcdctl's JSON answer."""
+    out = subprocess.run(["etcdctl", *args, "-w", "json"], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    return json.loads(out)
+
+
+def raft_leader(members: EtcdMembers) -> Member:
+    """The member etcd's Raft has elected leader now."""
+    for status in etcdctl("--endpoints", members.endpoints, "endpoint", "status"):
+        if status["Status"]["header"]["member_id"] == status["Status"]["leader"]:
+            return next(m for m in members.members if m.client in status["Endpoint"])
+    raise RuntimeError("etcd has no leader")
+
+
+def move_raft_leader(away_from: Member) -> None:
+    """Make another member etcd's Raft leader (`etcdctl move-leader`)."""
+    listed = etcdctl("--endpoints", away_from.client, "member", "list")["members"]
+    target = next(m for m in listed if m["name"] != away_from.name)
+    subprocess.run(["etcdctl", "--endpoints", away_from.client, "move-leader",
+                    format(target["ID"], "x")], capture_output=True, check=True)  # fmt: skip

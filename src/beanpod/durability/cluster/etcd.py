@@ -89,7 +89,8 @@ class Etcd:
                 failures.append(f"{url}: {exc}")
                 continue
             except (aiohttp.ClientError, TimeoutError) as exc:
-                if not idempotent:
+                if not idempotent:  # (a retry starts with the next member)
+                    self.current = (index + 1) % len(self.endpoints)
                     raise EtcdUnknown(f"{url}: {exc!r}") from exc
                 failures.append(f"{url}: {exc!r}")
                 continue

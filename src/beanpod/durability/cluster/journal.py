@@ -16,7 +16,7 @@ from typing import Any
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
-from beanpod.durability.cluster.etcd import Etcd, EtcdError, b64
+from beanpod.durability.cluster.etcd import Etcd, EtcdError, EtcdUnknown, b64
 from beanpod.durability.commit import Held, release
 from beanpod.durability.log import Holder, LogMetrics
 from beanpod.durability.progress import ReplayProgress
@@ -33,6 +33,7 @@ from beanpod.storage.framing import FRAME_SIZE, frame, frame_pair
 
 log = logging.getLogger("beanpod.cluster")
 
+APPEND_TRIES = 3  # one try per member of a 3-member etcd
 MAX_BATCH = 1 << 20  # bytes of records per transaction (etcd refuses requests > 1.5 MiB)
 # A put's record beyond its body: header, fixed fields, tube name (room())
 PUT_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + 64
@@ -55,6 +56,20 @@ class Fence:
             {"key": b64(self.leader_key), "target": "CREATE", "create_revision": self.revision},
             {"key": b64(key), "target": "VERSION", "version": 0},
         ]
+
+    def reads(self, key: bytes) -> list[dict[str, Any]]:
+        """A failed append reads the leader key and the log key (see `wrote`)."""
+        return [{"request_range": {"key": b64(self.leader_key)}},
+                {"request_range": {"key": b64(key), "keys_only": True}}]  # fmt: skip
+
+    def wrote(self, answer: dict[str, Any]) -> bool:
+        """After an earlier try of the same append had an unknown outcome, a failed retry
+        means that try committed iff this node still leads and the log key exists: while
+        the leader key is ours nobody else writes past the log we read at takeover."""
+        found = [r.get("response_range", {}).get("kvs", []) for r in answer["responses"]]
+        leader, entry = found if len(found) == 2 else ([], [])
+        ours = bool(leader) and int(leader[0].get("create_revision", 0)) == self.revision
+        return ours and bool(entry)
 
 
 class EtcdJournal:
@@ -185,19 +200,29 @@ class EtcdJournal:
         return records, held
 
     async def _append_batch(self, records: list[bytes]) -> bool:
-        key = log_key(self.prefix, self.next_seq)
-        batch = b"".join(records)
+        """Append one batch; on an unknown outcome (a member died mid-call, a timeout) the
+        same transaction is tried again on the next member: its `version == 0` compare
+        lets it apply once, so a failed retry tells whether the first try committed."""
+        seq, batch = self.next_seq, b"".join(records)
+        key = log_key(self.prefix, seq)
         put = [{"request_put": {"key": b64(key), "value": b64(batch)}}]
-        try:
-            ok, _ = await self.etcd.txn(self.fence.compare(key), put)
-        except EtcdError as exc:
-            return self._fail(f"append of log/{self.next_seq} unknown: {exc}")
-        if not ok:
-            return self._fail(f"append of log/{self.next_seq} fenced out: another leader")
-        self.next_seq += 1
-        self.records_written += len(records)
-        self.bytes_written += len(batch)
-        return True
+        compare, reads = self.fence.compare(key), self.fence.reads(key)
+        why = ""
+        for attempt in range(APPEND_TRIES):
+            try:
+                ok, answer = await self.etcd.txn(compare, put, reads)
+            except EtcdUnknown as exc:
+                why = f"append of log/{seq} unknown: {exc}"
+                continue
+            except EtcdError as exc:
+                return self._fail(f"append of log/{seq} failed: {exc}")
+            if not (ok or (attempt and self.fence.wrote(answer))):
+                return self._fail(f"append of log/{seq} fenced out: another leader")
+            self.next_seq += 1
+            self.records_written += len(records)
+            self.bytes_written += len(batch)
+            return True
+        return self._fail(why)
 
     def _fail(self, why: str) -> bool:
         """Acknowledge nothing more: the node steps down (its connections close)."""
