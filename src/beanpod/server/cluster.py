@@ -12,6 +12,7 @@ break clients that expect the protocol's words only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -78,7 +79,7 @@ class ClusterRole:
         config = app.config
         settings = ClusterSettings(endpoints, name, node_id, f"{config.address}:{config.port}")
         self.app = app
-        self.node = ClusterNode(app.engine, settings, app.clock.now, self.step_down)
+        self.node = ClusterNode(app.engine, settings, app.clock.now, self.lead, self.step_down)
         self.followers: set[FollowerSession] = set()
 
     @property
@@ -90,19 +91,17 @@ class ClusterRole:
         return self.node.leading, self.node.leader
 
     async def join(self) -> None:
-        """Take the lease and fold the log; lead at once if nobody does (the task that
-        waits for the win turns the engine on)."""
+        """Take the lease and fold the log; lead at once if nobody does."""
         try:
             await self.node.start()
         except Exception as exc:
             raise StartupError("cannot join the cluster", str(exc), EXIT_USAGE) from exc
         signal.signal(signal.SIGCONT, self._woken)
-        asyncio.get_running_loop().create_task(self._lead_when_won())
-        if await _briefly(self.node.won):
-            await asyncio.sleep(0)  # _lead_when_won has run: serve as the leader at once
+        await _briefly(self.node.won)  # a lone first node serves as the leader at once
 
-    async def _lead_when_won(self) -> None:
-        await self.node.won.wait()
+    def lead(self) -> None:
+        """The node won (called in the same loop turn as its journal took over the
+        engine, so no connection or HTTP action sees the engine without `app.wal`)."""
         app, journal = self.app, self.node.journal
         assert journal is not None
         app.wal = app.info.wal = journal
@@ -129,10 +128,7 @@ class ClusterRole:
         os.execv(sys.executable, sys.orig_argv)
 
 
-async def _briefly(event: asyncio.Event) -> bool:
-    """Did `event` happen within a moment (a lone first node wins its first campaign)?"""
-    try:
+async def _briefly(event: asyncio.Event) -> None:
+    """Until `event` happens, for a moment at most."""
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), 1.0)
-    except TimeoutError:
-        return False
-    return True

@@ -45,13 +45,15 @@ class ClusterSettings:
 
 
 class ClusterNode:
-    """A follower until it wins the leader key; then `journal` is the engine's journal.
-    `lost(why)` is called once leadership may be gone: the node must stop serving."""
+    """A follower until it wins the leader key; then `journal` is the engine's journal
+    and `lead()` is called. `lost(why)` is called once leadership may be gone: the node
+    must stop serving."""
 
     def __init__(self, engine: Engine, settings: ClusterSettings, now: Callable[[], int],
-                 lost: Callable[[str], None]) -> None:  # fmt: skip
+                 lead: Callable[[], None], lost: Callable[[str], None]) -> None:  # fmt: skip
         self.engine = engine
         self.now = now  # the server's clock (ms): placing delayed jobs on takeover
+        self.lead = lead  # called once this node leads, in the turn its journal takes over
         self.settings = settings
         self.lost = lost
         self.etcd = Etcd(settings.endpoints)
@@ -209,6 +211,7 @@ class ClusterNode:
         self.journal.restored = restored
         self.journal.progress = self.progress
         self.engine.journal = self.journal
+        self.lead()
         self.leader = json.loads(value)
         self.watchdog()
         log.info("cluster %s: %s leads (fence %d): %d jobs, log up to %d, next id %d",
