@@ -10,6 +10,7 @@ from click.core import ParameterSource
 from beanpod import __version__
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.ports import default_workq_port, parse_workq_port
+from beanpod.cli.serve_cluster import check_cluster, cluster_options
 from beanpod.cli.serve_config import bind_environment, describe, load_config_file
 from beanpod.cli.serve_edge import edge_options, edge_settings
 from beanpod.protocols.beanstalkd.wire import MAX_JOB_SIZE_CAP
@@ -205,6 +206,7 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 @click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
 @edge_options
+@cluster_options
 @click.version_option(__version__, "-v", "--version", prog_name="beanpod")
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
@@ -213,7 +215,8 @@ def serve(
     fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
-    check_moves: bool, print_config: bool, **edge: object,
+    check_moves: bool, print_config: bool, cluster: str | None, node_id: str | None,
+    **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     ctx = click.get_current_context()
@@ -221,12 +224,14 @@ def serve(
     if print_config:
         click.echo(describe(ctx, _default_notes(defaults, port)))
         return
+    check_cluster(ctx, cluster, node_id, address, port)
     setup_logging(verbose, log_format)
     from beanpod.server.app import serve as run_server
 
     config = ServerConfig(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
-        use_uvloop=not no_uvloop, workq_port=_workq_port(workq_port, port),
+        use_uvloop=not no_uvloop,
+        workq_port=None if cluster else _workq_port(workq_port, port),
         default_ports=defaults,
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         checkpoint_floor=checkpoint_floor,
@@ -234,7 +239,7 @@ def serve(
         metrics_max_tubes=metrics_max_tubes, analytics_dir=analytics_dir,
         check_moves=check_moves, edge=edge_settings(edge), redis_port=redis_port,
         redis_address=redis_listen, redis_password=_password(redis_password_file),
-        redis_allow_flush=redis_allow_flush,
+        redis_allow_flush=redis_allow_flush, cluster=cluster, node_id=node_id,
     )  # fmt: skip
     try:
         run_server(config)

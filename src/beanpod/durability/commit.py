@@ -94,7 +94,7 @@ class GroupCommit:
             self.after_write()
         held, self.waiting_write = self.waiting_write, []
         if not self.always:
-            _release(held)
+            release(held)
             if writer.drops:
                 self._start_sync()
             elif wrote and self.timer is None and self.interval is not None:
@@ -108,7 +108,7 @@ class GroupCommit:
             if self.waiting_sync:
                 self.waiting_sync[-1][1].extend(held)
             else:
-                _release(held)
+                release(held)
 
     def _retry_later(self) -> None:
         if self.retry is None:
@@ -163,7 +163,7 @@ class GroupCommit:
             return
         waiting = self.waiting_sync
         while waiting and waiting[0][0] <= epoch:
-            _release(waiting.popleft()[1])
+            release(waiting.popleft()[1])
         if self.sync_again or waiting or self.writer.drops:
             self.sync_again = False
             self._start_sync()
@@ -200,11 +200,11 @@ class GroupCommit:
             if exc is not None:
                 log.error("WAL: final fsync failed: %s", exc)
             else:  # everything is on disk: the held replies may go out
-                _release(self.waiting_write + [h for _, b in self.waiting_sync for h in b])
+                release(self.waiting_write + [h for _, b in self.waiting_sync for h in b])
         self.syncer.stop()
 
 
-def _release(batch: list[Held]) -> None:
+def release(batch: list[Held]) -> None:
     for session, data, close in batch:
         if isinstance(session, asyncio.Future):  # settled(): nothing to write
             if not session.done():  # (its waiter may have been cancelled)

@@ -29,7 +29,11 @@ class Commits(Protocol):
     """A connection's view of the log: did my batch append records, and hold my replies
     until they are as durable as the log promises (written; with `-f 0`, fsynced)."""
 
-    appended: int  # records appended so far (a session compares it around a batch)
+    @property
+    def appended(self) -> int:
+        """Records appended so far: a session compares it around a batch, and holds the
+        batch's replies when it moved."""
+        ...
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         """Send `data` to `session` (then close it, if asked) once every record appended

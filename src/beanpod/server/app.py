@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
     from beanpod.durability.log import DurableLog
     from beanpod.events.writer import EventWriter
     from beanpod.protocols.workq.context import Dialect as WorkqDialect
+    from beanpod.server.cluster import ClusterRole
     from beanpod.server.extensions import Extensions
     from beanpod.server.redis_session import RedisSession
     from beanpod.server.workq_session import WorkqSession
@@ -85,6 +86,7 @@ class App:
         self._timer_at: int | None = None
         self._stopped = asyncio.Event()
         self.wal: DurableLog | None = None  # the write-ahead log, with -b DIR
+        self.cluster: ClusterRole | None = None  # with --cluster (its log: `wal` once leading)
         self.replay = ReplayProgress()  # start-up replay of the log, while it runs
         self.readiness.progress = self._replayed  # /readyz shows it
         self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
@@ -194,6 +196,9 @@ class App:
         indexes and timers (the test harness opens its own listeners after this)."""
         if self.config.events_dir is not None:
             check_writable_dir(self.config.events_dir, "event-log directory", EXIT_EVENTS_DIR)
+        if self.config.cluster is not None:
+            await self._join_cluster()
+            return
         if self.config.binlog_dir is None:
             return  # no jobs to restore: the extensions can load once beanstalkd serves
         await self.load_extensions()  # the log may hold their jobs
@@ -220,14 +225,13 @@ class App:
         if install_signals:  # before the first command is answered (SIGUSR1 drains)
             self._install_signals(loop)
         ports = ListenSockets(self.config)
-        if http_settings is not None and self.config.binlog_dir is not None:
+        if http_settings is not None and (self.config.binlog_dir or self.config.cluster):
             self.http = await start_http(self, http_settings, ports, ports.take("HTTP")["HTTP"])
         await self.prepare()
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions, *self.redis_sessions])
         roles = ("beanstalkd", "Workq", "Redis") + (() if self.http else ("HTTP",))
         sockets = {"HTTP": None, **ports.take(*roles)}  # together: see above
-        server = await ports.serve("beanstalkd", lambda: BeanstalkdSession(self),
-                                   sockets["beanstalkd"])  # fmt: skip
+        server = await ports.serve("beanstalkd", self._beanstalkd_session, sockets["beanstalkd"])
         assert server is not None  # never a default port that gives way
         self.servers.append(server)
         addresses = _addresses(server)
@@ -259,6 +263,14 @@ class App:
         assert server is not None  # named by --redis-port: never a port that gives way
         self.servers.append(server)
         self.redis_addresses = _addresses(server)
+
+    def _beanstalkd_session(self) -> asyncio.Protocol:
+        """A connection's session: a cluster's follower serves `stats` only."""
+        if self.cluster is not None and not self.cluster.leading:
+            from beanpod.server.cluster import FollowerSession
+
+            return FollowerSession(self.cluster)
+        return BeanstalkdSession(self)
 
     def workq_session(self) -> WorkqSession:
         from beanpod.server.extensions import WorkqSession  # loaded with the extensions
@@ -296,6 +308,19 @@ class App:
             self.info.wal = self.wal
             self.rearm()
 
+    async def _join_cluster(self) -> None:
+        """With --cluster: fold the log kept in etcd; lead when the leader key is free."""
+        from beanpod.server.cluster import ClusterRole
+
+        assert self.config.cluster is not None and self.config.node_id is not None
+        await self.load_extensions()  # the log may hold their jobs
+        try:
+            self.cluster = ClusterRole(self, self.config.cluster, self.config.node_id)
+        except ValueError as exc:
+            raise StartupError("cannot join the cluster", str(exc), EXIT_USAGE) from exc
+        self.readiness.leader = self.cluster.leader
+        await self.cluster.join()
+
     def _replayed(self) -> tuple[int, int]:
         """Bytes of the log replayed so far, of its total (for /readyz)."""
         return self.replay.bytes_done, self.replay.bytes_total
@@ -318,10 +343,7 @@ class App:
             server.close()
         if self.http is not None:
             await self.http.stop()
-        if self.wal is not None:  # flush and fsync; held replies go out first
-            from beanpod.durability.wal import close_wal
-
-            await close_wal(self.wal, self.sessions)
+        await self._close_log()
         for session in list(self.sessions):
             if session.transport is not None:
                 session.transport.close()
@@ -332,6 +354,14 @@ class App:
                 other.transport.close()
         for server in self.servers:
             await server.wait_closed()
+
+    async def _close_log(self) -> None:
+        if self.wal is not None:  # flush and fsync; held replies go out first
+            from beanpod.durability.wal import close_wal
+
+            await close_wal(self.wal, self.sessions)
+        if self.cluster is not None:  # the leader key goes at once: a follower takes over
+            await self.cluster.node.aclose()
 
 
 async def run(config: ServerConfig) -> None:

@@ -36,6 +36,8 @@ class ServerConfig:
     http_token_file: str | None = None  # --http-token: file holding the HTTP access token
     metrics_max_tubes: int = 500  # --metrics-max-tubes: tubes /metrics exports by name
     analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
+    cluster: str | None = None  # --cluster etcd://HOST:PORT[,...]/NAME (docs/cluster.md)
+    node_id: str | None = None  # --node-id: this node's name in the cluster
     check_moves: bool = False  # --check-moves: the engine checks every move (debugging)
     edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 

@@ -28,7 +28,7 @@ CSRF_COOKIE = "beanpod_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
-PROBES = frozenset({"/healthz", "/readyz"})  # GET/HEAD without the token: up/ready only
+PROBES = frozenset({"/healthz", "/readyz", "/leader"})  # GET/HEAD without the token: up/ready only
 
 
 class Guard:

@@ -28,6 +28,16 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
             body["replayed"], body["total"] = done, total
         return web.json_response(body, status=status)
 
+    async def leader(request: web.Request) -> web.Response:
+        """A cluster's leader: 200 on it (HAProxy's check), 503 elsewhere."""
+        if ctx.readiness.leader is None:
+            return web.json_response({"error": "not a cluster node"}, status=404)
+        leading, seen = ctx.readiness.leader()
+        if leading and seen is not None:
+            return web.json_response(seen)
+        return web.json_response({"leader": seen}, status=503)
+
+    app.router.add_get("/leader", leader)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
 

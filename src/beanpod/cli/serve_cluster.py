@@ -1,0 +1,56 @@
+"""`beanpod serve --cluster etcd://HOST:PORT[,...]/NAME --node-id ID`: the options of a
+cluster's node, and the serve options refused with them (docs/cluster.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from click.core import ParameterSource
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# serve's parameters that cannot apply on a cluster's node, and why
+REFUSED = {
+    "binlog_dir": "the log is kept in etcd (a node's local checkpoints come in a later slice)",
+    "fsync_ms": "durability is etcd's: a reply waits for the etcd commit",
+    "no_fsync": "durability is etcd's: a reply waits for the etcd commit",
+    "checkpoint_floor": "the log is kept in etcd",
+    "segment_size": "the log is kept in etcd",
+    "workq_port": "Workq is not served by a cluster yet (beanstalkd and HTTP only)",
+    "redis_port": "the Redis-protocol door is not served by a cluster yet",
+    "clock": "a cluster runs on the real clock",
+}
+
+
+def cluster_options(command: F) -> F:
+    command = click.option(
+        "--node-id",
+        default=None,
+        help="This node's name in the cluster (with --cluster; shown by GET /leader).",
+    )(command)
+    return click.option(
+        "--cluster",
+        default=None,
+        metavar="etcd://HOST:PORT[,HOST:PORT...]/NAME",
+        help="Run as one node of a cluster whose log is kept in these etcd members "
+        "(docs/cluster.md). [default: a single node]",
+    )(command)
+
+
+def check_cluster(ctx: click.Context, cluster: str | None, node_id: str | None,
+                  address: str, port: int) -> None:  # fmt: skip
+    """Refuse, in one line, what cannot apply on a cluster's node."""
+    if cluster is None:
+        if node_id is not None:
+            raise click.UsageError("--node-id needs --cluster")
+        return
+    if not node_id:
+        raise click.UsageError("--cluster needs --node-id ID (this node's name)")
+    if address.startswith("unix:") or port == 0:
+        raise click.UsageError("--cluster needs -l HOST -p PORT: the leader's address is shown")
+    for name, why in REFUSED.items():
+        if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+            flag = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag} cannot be used with --cluster: {why}")

@@ -1,0 +1,1 @@
+"""The log of a beanpod cluster, kept in etcd (docs/cluster.md)."""

@@ -1,0 +1,157 @@
+"""etcd v3 through its JSON gateway (`/v3/...` on every member's client port), over
+aiohttp: the few calls the cluster needs (transactions, ranges, leases, a watch). Keys and
+values travel base64-encoded; 64-bit integers come back as strings. A call that cannot
+reach a member tries the next one; a call whose outcome is unknown raises EtcdUnknown.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+CALL_SECONDS = 1.0  # a transaction not answered by then has an unknown outcome
+READ_SECONDS = 10.0  # a range of the log carries up to PAGE batches of up to 1 MiB
+READ_BUFFER = 8 << 20  # a watch line carries whole batches (base64): room for several
+
+
+class EtcdError(Exception):
+    """etcd answered with an error (or no member answered at all)."""
+
+
+class EtcdUnknown(EtcdError):
+    """A request may or may not have been applied (timeout, connection cut mid-call)."""
+
+
+def b64(data: bytes | str) -> str:
+    raw = data.encode() if isinstance(data, str) else data
+    return base64.b64encode(raw).decode()
+
+
+def unb64(text: str | None) -> bytes:
+    return base64.b64decode(text) if text else b""
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The range_end covering every key that starts with `prefix`."""
+    return prefix[:-1] + bytes([prefix[-1] + 1])
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    key: bytes
+    value: bytes
+    create_revision: int
+    mod_revision: int
+    version: int
+
+
+def key_value(raw: dict[str, Any]) -> KeyValue:
+    return KeyValue(
+        unb64(raw.get("key")), unb64(raw.get("value")), int(raw.get("create_revision", 0)),
+        int(raw.get("mod_revision", 0)), int(raw.get("version", 0)),
+    )  # fmt: skip
+
+
+def parse_endpoints(text: str) -> list[str]:
+    """ "h1:p1,h2:p2" -> base URLs."""
+    return [f"http://{part.strip()}" for part in text.split(",") if part.strip()]
+
+
+class Etcd:
+    def __init__(self, endpoints: Sequence[str]) -> None:
+        if not endpoints:
+            raise ValueError("no etcd endpoint")
+        self.endpoints = list(endpoints)
+        self.current = 0  # the member that answered last
+        self.session = aiohttp.ClientSession(read_bufsize=READ_BUFFER)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    async def call(self, path: str, body: dict[str, Any], idempotent: bool = True,
+                   seconds: float = CALL_SECONDS) -> Any:  # fmt: skip
+        """POST `body` to `path`, trying each member once, starting with the last good one.
+        A non-idempotent call that may have reached a member raises EtcdUnknown."""
+        timeout = aiohttp.ClientTimeout(total=seconds)
+        failures = []
+        for step in range(len(self.endpoints)):
+            index = (self.current + step) % len(self.endpoints)
+            url = self.endpoints[index] + path
+            try:
+                async with self.session.post(url, json=body, timeout=timeout) as resp:
+                    answer = await resp.json(content_type=None)
+            except aiohttp.ClientConnectorError as exc:  # never reached it: try the next
+                failures.append(f"{url}: {exc}")
+                continue
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                if not idempotent:  # (a retry starts with the next member)
+                    self.current = (index + 1) % len(self.endpoints)
+                    raise EtcdUnknown(f"{url}: {exc!r}") from exc
+                failures.append(f"{url}: {exc!r}")
+                continue
+            self.current = index
+            if isinstance(answer, dict) and "error" in answer:
+                raise EtcdError(f"{url}: {answer.get('error')}")
+            return answer
+        raise EtcdError("; ".join(failures) or "no etcd member answered")
+
+    # ---- keys ----------------------------------------------------------------------------
+
+    async def txn(
+        self, compare: list[dict[str, Any]], success: list[dict[str, Any]],
+        failure: list[dict[str, Any]] | None = None,
+    ) -> tuple[bool, dict[str, Any]]:  # fmt: skip
+        body = {"compare": compare, "success": success, "failure": failure or []}
+        answer = await self.call("/v3/kv/txn", body, idempotent=False)
+        return bool(answer.get("succeeded")), answer
+
+    async def range(
+        self, key: bytes, end: bytes | None = None, limit: int = 0, serializable: bool = False
+    ) -> tuple[list[KeyValue], bool, int]:
+        """(key-values, more, header revision)."""
+        body: dict[str, Any] = {"key": b64(key), "limit": limit}
+        if end is not None:
+            body["range_end"] = b64(end)
+        if serializable:
+            body["serializable"] = True
+        answer = await self.call("/v3/kv/range", body, seconds=READ_SECONDS)
+        kvs = [key_value(raw) for raw in answer.get("kvs", [])]
+        return kvs, bool(answer.get("more")), int(answer["header"]["revision"])
+
+    # ---- leases --------------------------------------------------------------------------
+
+    async def grant(self, ttl: int) -> int:
+        answer = await self.call("/v3/lease/grant", {"TTL": ttl})
+        return int(answer["ID"])
+
+    async def keepalive(self, lease: int) -> int:
+        """The lease's remaining TTL in seconds (0 or less: it is gone)."""
+        answer = await self.call("/v3/lease/keepalive", {"ID": lease})
+        return int(answer.get("result", {}).get("TTL", 0))
+
+    async def revoke(self, lease: int) -> None:
+        await self.call("/v3/lease/revoke", {"ID": lease})
+
+    # ---- watching ------------------------------------------------------------------------
+
+    async def watch(self, key: bytes, end: bytes, start: int) -> AsyncIterator[list[KeyValue]]:
+        """Puts under [key, end) from revision `start` on, a list per watch response."""
+        body = {"create_request": {"key": b64(key), "range_end": b64(end),
+                                   "start_revision": start, "filters": ["NODELETE"]}}  # fmt: skip
+        url = self.endpoints[self.current] + "/v3/watch"
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=CALL_SECONDS)
+        async with self.session.post(url, json=body, timeout=timeout) as resp:
+            async for line in resp.content:
+                if not line.strip():
+                    continue
+                answer = json.loads(line).get("result", {})
+                if answer.get("canceled"):
+                    raise EtcdError(f"watch canceled: {answer.get('cancel_reason', '')}")
+                events = [key_value(e["kv"]) for e in answer.get("events", []) if "kv" in e]
+                if events:
+                    yield events

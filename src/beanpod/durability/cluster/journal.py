@@ -1,0 +1,237 @@
+"""The leader's journal: each loop turn's records (the WAL's bytes) become one batch,
+appended to etcd as `log/<seq>` by a transaction fenced on this node's leader key; the
+replies that acknowledge them are held until etcd has committed it, as `-f 0` replies
+wait for fsync. One transaction is in flight at a time: records of later turns gather
+into the next batch (group commit). A batch that is fenced out, or whose outcome is
+unknown, is never acknowledged: `lost` is called and the node steps down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from beanpod.core.engine import Engine
+from beanpod.core.job import Job
+from beanpod.core.tube import MAX_TUBE_NAME, Tube
+from beanpod.durability.cluster.etcd import Etcd, EtcdError, EtcdUnknown, b64
+from beanpod.durability.commit import Held, release
+from beanpod.durability.log import Holder, LogMetrics
+from beanpod.durability.progress import ReplayProgress
+from beanpod.durability.records import (
+    PUT_OVERHEAD,
+    encode_delete,
+    encode_pause,
+    encode_put_head,
+    encode_state,
+    encode_update,
+)
+from beanpod.durability.restore import Restored
+from beanpod.storage.framing import FRAME_SIZE, frame, frame_pair
+
+log = logging.getLogger("beanpod.cluster")
+
+APPEND_TRIES = 3  # one try per member of a 3-member etcd
+MAX_BATCH = 1 << 20  # bytes of records per transaction (etcd refuses requests > 1.5 MiB)
+# A put's record beyond its body: header, fixed fields, tube name (room())
+PUT_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + 64
+
+
+def log_key(prefix: bytes, seq: int) -> bytes:
+    return prefix + b"log/%016d" % seq
+
+
+class Fence:
+    """What an append compares: this node's leader key still has the create revision
+    it got when this node won (a new leader's key has another)."""
+
+    def __init__(self, leader_key: bytes, revision: int) -> None:
+        self.leader_key = leader_key
+        self.revision = revision
+
+    def compare(self, key: bytes) -> list[dict[str, Any]]:
+        return [
+            {"key": b64(self.leader_key), "target": "CREATE", "create_revision": self.revision},
+            {"key": b64(key), "target": "VERSION", "version": 0},
+        ]
+
+    def reads(self, key: bytes) -> list[dict[str, Any]]:
+        """A failed append reads the leader key and the log key (see `wrote`)."""
+        return [{"request_range": {"key": b64(self.leader_key)}},
+                {"request_range": {"key": b64(key), "keys_only": True}}]  # fmt: skip
+
+    def wrote(self, answer: dict[str, Any]) -> bool:
+        """After an earlier try of the same append had an unknown outcome, a failed retry
+        means that try committed iff this node still leads and the log key exists: while
+        the leader key is ours nobody else writes past the log we read at takeover."""
+        found = [r.get("response_range", {}).get("kvs", []) for r in answer["responses"]]
+        leader, entry = found if len(found) == 2 else ([], [])
+        ours = bool(leader) and int(leader[0].get("create_revision", 0)) == self.revision
+        return ours and bool(entry)
+
+
+class EtcdJournal:
+    """The engine's Journal and the sessions' Commits on a cluster's leader."""
+
+    def __init__(self, engine: Engine, etcd: Etcd, prefix: bytes, fence: Fence, next_seq: int,
+                 states: dict[str, bytes], lost: Callable[[str], None]) -> None:  # fmt: skip
+        self.engine = engine
+        self.etcd = etcd
+        self.prefix = prefix
+        self.fence = fence
+        self.next_seq = next_seq
+        self.state_values = states  # named states: key -> latest value
+        self.lost = lost
+        self.count = 0  # records appended so far
+        self.reads = 0  # reads of `appended` while records are uncommitted
+        self.records: list[bytes] = []  # not yet sent
+        self.size = 0
+        self.waiting: list[Held] = []  # released once `records` are committed
+        self.sending: asyncio.Task[None] | None = None
+        self.records_written = 0
+        self.bytes_written = 0
+        self.failed: str | None = None
+        self.progress = ReplayProgress()  # the node's fold of the log (/readyz)
+        self.restored = Restored()  # what the takeover placed
+
+    # ---- the composition root's DurableLog ---------------------------------------------
+
+    async def open_async(self, now: int) -> Restored:
+        """The node's takeover restored the engine before this journal existed."""
+        return self.restored
+
+    def binlog_stats(self) -> tuple[int, int, int, int, int]:
+        """As beanstalkd shows its binlog: the batches in etcd stand for segments."""
+        return 0, self.next_seq, 0, self.records_written, MAX_BATCH
+
+    def metrics(self) -> LogMetrics:
+        return LogMetrics(self.next_seq, 0, self.bytes_written, self.records_written, (), [0], 0.0)
+
+    # ---- the engine's Journal ------------------------------------------------------------
+
+    def room(self, nbytes: int) -> bool:
+        return self.failed is None and nbytes + PUT_MARGIN <= MAX_BATCH
+
+    def _append(self, record: bytes) -> None:
+        self.records.append(record)
+        self.size += len(record)
+        self.count += 1
+        self._schedule()
+
+    def record_put(self, job: Job) -> None:
+        self._append(frame_pair(encode_put_head(job), job.body))
+
+    def record_update(self, job: Job) -> None:
+        self._append(frame(encode_update(job)))
+
+    def record_delete(self, job: Job) -> None:
+        self._append(frame(encode_delete(job.id)))
+
+    def record_pause(self, tube: Tube) -> None:
+        self._append(frame(encode_pause(tube)))
+
+    def record_state(self, key: str, value: bytes) -> None:
+        if value:
+            self.state_values[key] = value
+        else:
+            self.state_values.pop(key, None)
+        self._append(frame(encode_state(key, value)))
+
+    def states(self, prefix: str) -> dict[str, bytes]:
+        return {k: v for k, v in self.state_values.items() if k.startswith(prefix)}
+
+    # ---- the connections' Commits ------------------------------------------------------
+
+    @property
+    def appended(self) -> int:
+        """Records appended so far; while some are not committed, a new number at every
+        read, so a session holds every reply of a batch meanwhile: a reply may show a job
+        whose put is still in flight (a reserve or peek of it, a stats count), and no
+        client may see what a failover could erase."""
+        if self.records or self.sending is not None:
+            self.reads += 1
+            return -self.reads
+        return self.count
+
+    def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
+        session.held += 1
+        self.waiting.append((session, data, close))
+        self._schedule()
+
+    def settled(self) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append((future, b"", False))
+        self._schedule()
+        return future
+
+    # ---- sending -----------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        if self.sending is None and self.failed is None:
+            self.sending = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        """Append batches until nothing waits (the first starts at the end of this turn)."""
+        try:
+            await asyncio.sleep(0)
+            while (self.records or self.waiting) and self.failed is None:
+                records, held = self._take()
+                if records and not await self._append_batch(records):
+                    return
+                release(held)
+        finally:
+            self.sending = None
+
+    def _take(self) -> tuple[list[bytes], list[Held]]:
+        """Up to MAX_BATCH bytes of records; the held replies go with the last batch."""
+        taken, size = 0, 0
+        for record in self.records:
+            if taken and size + len(record) > MAX_BATCH:
+                break
+            size += len(record)
+            taken += 1
+        records, self.records = self.records[:taken], self.records[taken:]
+        self.size -= size
+        held: list[Held] = []
+        if not self.records:
+            held, self.waiting = self.waiting, []
+        return records, held
+
+    async def _append_batch(self, records: list[bytes]) -> bool:
+        """Append one batch; on an unknown outcome (a member died mid-call, a timeout) the
+        same transaction is tried again on the next member: its `version == 0` compare
+        lets it apply once, so a failed retry tells whether the first try committed."""
+        seq, batch = self.next_seq, b"".join(records)
+        key = log_key(self.prefix, seq)
+        put = [{"request_put": {"key": b64(key), "value": b64(batch)}}]
+        compare, reads = self.fence.compare(key), self.fence.reads(key)
+        why = ""
+        for attempt in range(APPEND_TRIES):
+            try:
+                ok, answer = await self.etcd.txn(compare, put, reads)
+            except EtcdUnknown as exc:
+                why = f"append of log/{seq} unknown: {exc}"
+                continue
+            except EtcdError as exc:
+                return self._fail(f"append of log/{seq} failed: {exc}")
+            if not (ok or (attempt and self.fence.wrote(answer))):
+                return self._fail(f"append of log/{seq} fenced out: another leader")
+            self.next_seq += 1
+            self.records_written += len(records)
+            self.bytes_written += len(batch)
+            return True
+        return self._fail(why)
+
+    def _fail(self, why: str) -> bool:
+        """Acknowledge nothing more: the node steps down (its connections close)."""
+        self.failed = why
+        log.error("cluster: %s", why)
+        self.lost(why)
+        return False
+
+    async def aclose(self) -> None:
+        """Wait for what was appended to be committed (or lost)."""
+        while self.sending is not None and not self.sending.done():
+            await asyncio.shield(self.sending)

@@ -1,0 +1,134 @@
+"""The server as one node of a cluster (`beanpod serve --cluster etcd://.../NAME`): joins
+(durability/cluster/node.py), serves followers' connections read-only, and on winning
+the leader key turns the engine on; on losing it, re-executes itself and rejoins as a
+follower (every client connection closes with the old process, nothing more is said).
+
+A follower's beanstalkd connection answers `stats` (this node's own, read-only); any
+other command closes it: a client (or HAProxy, checking GET /leader) reconnects to the
+leader. beanstalkd has no reply that names another server, and an invented one would
+break clients that expect the protocol's words only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any, cast
+
+from beanpod.durability.cluster.etcd import parse_endpoints
+from beanpod.durability.cluster.node import ClusterNode, ClusterSettings
+from beanpod.protocols.beanstalkd import inspect
+from beanpod.server.startup import EXIT_USAGE, StartupError
+
+if TYPE_CHECKING:
+    from beanpod.protocols.beanstalkd.context import Context, Dialect
+    from beanpod.server.app import App
+
+log = logging.getLogger("beanpod.cluster")
+SCHEME = "etcd://"
+
+
+def parse_cluster(url: str) -> tuple[tuple[str, ...], str]:
+    """etcd://HOST:PORT[,HOST:PORT...]/NAME -> (etcd URLs, NAME); ValueError if not."""
+    if not url.startswith(SCHEME) or "/" not in url[len(SCHEME) :]:
+        raise ValueError(f"--cluster {url!r}: expected etcd://HOST:PORT[,HOST:PORT...]/NAME")
+    hosts, _, name = url[len(SCHEME) :].partition("/")
+    endpoints = parse_endpoints(hosts)
+    if not endpoints or not name or "/" in name:
+        raise ValueError(f"--cluster {url!r}: expected etcd://HOST:PORT[,HOST:PORT...]/NAME")
+    return tuple(endpoints), name
+
+
+class FollowerSession(asyncio.Protocol):
+    """A beanstalkd connection to a follower: `stats` is answered, anything else closes."""
+
+    def __init__(self, role: ClusterRole) -> None:
+        self.role = role
+        self.dialect: Dialect = role.app.dialect
+        self.now = 0
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)
+        self.role.followers.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.role.followers.discard(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while b"\r\n" in self.buffer and self.transport is not None:
+            line, _, self.buffer = self.buffer.partition(b"\r\n")
+            if line.strip() != b"stats":
+                self.transport.close()
+                return
+            self.now = self.role.app.clock.now()
+            self.transport.write(inspect.stats(cast("Context", self), ()))
+
+
+class ClusterRole:
+    """The app's side of its ClusterNode."""
+
+    def __init__(self, app: App, url: str, node_id: str) -> None:
+        endpoints, name = parse_cluster(url)
+        config = app.config
+        settings = ClusterSettings(endpoints, name, node_id, f"{config.address}:{config.port}")
+        self.app = app
+        self.node = ClusterNode(app.engine, settings, app.clock.now, self.lead, self.step_down)
+        self.followers: set[FollowerSession] = set()
+
+    @property
+    def leading(self) -> bool:
+        return self.node.leading
+
+    def leader(self) -> tuple[bool, dict[str, str] | None]:
+        """For GET /leader: (this node leads, the leader as last seen)."""
+        return self.node.leading, self.node.leader
+
+    async def join(self) -> None:
+        """Take the lease and fold the log; lead at once if nobody does."""
+        try:
+            await self.node.start()
+        except Exception as exc:
+            raise StartupError("cannot join the cluster", str(exc), EXIT_USAGE) from exc
+        signal.signal(signal.SIGCONT, self._woken)
+        await _briefly(self.node.won)  # a lone first node serves as the leader at once
+
+    def lead(self) -> None:
+        """The node won (called in the same loop turn as its journal took over the
+        engine, so no connection or HTTP action sees the engine without `app.wal`)."""
+        app, journal = self.app, self.node.journal
+        assert journal is not None
+        app.wal = app.info.wal = journal
+        now = app.clock.now()
+        app.qless.reattach(now)
+        app.workq.reattach(now)
+        app.rearm()
+        for session in list(self.followers):  # they reconnect to a serving leader
+            if session.transport is not None:
+                session.transport.close()
+
+    def _woken(self, signum: int, frame: Any) -> None:
+        """SIGCONT (after SIGSTOP): runs before any command read meanwhile is served. A
+        leader whose lease may have run out meanwhile hands out nothing: it steps down."""
+        if self.node.leading and not self.node.lease_valid():
+            self.step_down("woken after a pause longer than the lease")
+
+    def step_down(self, why: str) -> None:
+        """Leadership may be gone: answer nothing more. The process re-executes itself
+        (every connection closes with it) and rejoins as a follower."""
+        log.error("cluster: stepping down (%s); restarting as a follower", why)
+        logging.shutdown()
+        sys.stdout.flush()
+        os.execv(sys.executable, sys.orig_argv)
+
+
+async def _briefly(event: asyncio.Event) -> None:
+    """Until `event` happens, for a moment at most."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), 1.0)

@@ -1,0 +1,39 @@
+"""No client sees what a failover could erase: while a put is not committed in etcd,
+a reserve on another connection that would hand out that job is not answered; when the
+append's outcome stays unknown, the leader steps down and both connections close."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import greenstalk
+from bench.cluster_nodes import Nodes
+from bench.etcd_members import EtcdMembers
+
+from tests.integration.cluster.marks import needs_etcd
+from tests.integration.cluster.test_failover import read_all
+
+pytestmark = needs_etcd
+
+
+def test_a_job_in_flight_is_not_handed_out(cluster: Nodes, etcd: EtcdMembers) -> None:
+    leader = cluster.leader()
+    producer = socket.create_connection(leader.address, timeout=30)
+    worker = socket.create_connection(leader.address, timeout=30)
+    pids = [m.process.pid for m in etcd.members if m.process is not None]
+    for pid in pids:  # etcd stalls: the put's append cannot commit
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        producer.sendall(b"put 0 0 60 6\r\nunsure\r\n")
+        worker.sendall(b"reserve-with-timeout 0\r\n")
+        worker_saw = read_all(worker)  # until the leader steps down
+        producer_saw = read_all(producer)
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    assert worker_saw == b"" and producer_saw == b""
+    new = cluster.leader(seconds=60)
+    with greenstalk.Client(new.address) as client:  # the cluster serves again
+        assert client.put(b"later") >= 1
