@@ -151,6 +151,9 @@ class WalJournal:
     def settled(self) -> asyncio.Future[None]:
         return self.commit.settled()
 
+    def holds_woken_replies(self) -> bool:
+        return False
+
 
 def state_item(key: str) -> tuple[str, str]:
     """A named state's ledger item (distinct from a paused tube's name)."""

@@ -45,6 +45,15 @@ class Commits(Protocol):
         without a connection, e.g. an HTTP action)."""
         ...
 
+    def holds_woken_replies(self) -> bool:
+        """Whether the reply to a waiting command (a reserve woken by another connection's
+        put) goes through `hold` like a batch's. The cluster's log: yes, no client may see
+        what a failover could erase, and the put that woke it is journalled just after
+        (the engine places a job, serving a waiter, before it records the put). The local
+        WAL: no; as beanstalkd, a waiting worker gets a new job at once (the put's own
+        reply still waits for the write)."""
+        ...
+
 
 class LogMetrics(NamedTuple):
     """The log as /metrics shows it."""

@@ -109,9 +109,10 @@ class BatchSession(asyncio.Protocol):
             self.app.rearm()
 
     def _send(self, data: bytes) -> None:
-        """Write now, unless earlier replies are still held for the WAL (keep order)."""
+        """Write now, unless earlier replies are still held for the WAL (keep order) or
+        the log wants a woken command's reply to wait for what woke it (a cluster)."""
         commits = self.commits
-        if self.held and commits is not None:
+        if commits is not None and (self.held or commits.holds_woken_replies()):
             commits.hold(self, data)
         elif self.transport is not None:
             self.transport.write(data)

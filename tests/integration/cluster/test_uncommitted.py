@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import time
 
 import greenstalk
+import pytest
 from bench.cluster_nodes import Nodes
 from bench.etcd_members import EtcdMembers
 
@@ -18,16 +20,25 @@ from tests.integration.cluster.test_failover import read_all
 pytestmark = needs_etcd
 
 
-def test_a_job_in_flight_is_not_handed_out(cluster: Nodes, etcd: EtcdMembers) -> None:
+@pytest.mark.parametrize("waiting", [False, True], ids=["reserve-after", "reserve-waiting"])
+def test_a_job_in_flight_is_not_handed_out(
+    cluster: Nodes, etcd: EtcdMembers, waiting: bool
+) -> None:
+    """`waiting`: the worker's reserve is parked before the put arrives, so the put wakes
+    it; its reply must wait for the put's commit as a later reserve's does."""
     leader = cluster.leader()
     producer = socket.create_connection(leader.address, timeout=30)
     worker = socket.create_connection(leader.address, timeout=30)
+    if waiting:
+        worker.sendall(b"reserve-with-timeout 20\r\n")
+        time.sleep(0.5)  # parked on the leader before etcd stalls
     pids = [m.process.pid for m in etcd.members if m.process is not None]
     for pid in pids:  # etcd stalls: the put's append cannot commit
         os.kill(pid, signal.SIGSTOP)
     try:
         producer.sendall(b"put 0 0 60 6\r\nunsure\r\n")
-        worker.sendall(b"reserve-with-timeout 0\r\n")
+        if not waiting:
+            worker.sendall(b"reserve-with-timeout 0\r\n")
         worker_saw = read_all(worker)  # until the leader steps down
         producer_saw = read_all(producer)
     finally:

@@ -155,6 +155,9 @@ class EtcdJournal:
             return -self.reads
         return self.count
 
+    def holds_woken_replies(self) -> bool:
+        return True
+
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         session.held += 1
         self.waiting.append((session, data, close))
