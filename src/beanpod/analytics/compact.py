@@ -183,9 +183,10 @@ def _compact(spark: SparkSession, stale: list[EventFile], table: str, cache: str
         fs, path = _filesystem(spark, _partition(cache, f))
         fs.delete(path, True)
     keys = literal_frame(
-        spark, ("path", "key", "date", "file"),
+        spark,
+        ("path", "key", "date", "file"),
         [(f.metadata_path, file_key(f), f.folder.split("=", 1)[1], _name(f)) for f in stale],
-    )  # fmt: skip
+    )
     events = parse_lines(read_lines(spark, stale)).join(F.broadcast(keys), "path")
     events = events.select(*table_schema().names)  # insertInto matches by position
     events.write.insertInto(table, overwrite=True)

@@ -162,9 +162,10 @@ def file_ranks(spark: SparkSession, files: list[EventFile]) -> DataFrame:
     """``path`` (as ``_metadata.file_path`` gives it), ``key`` (:func:`file_key`) and
     ``file_rank`` of every file."""
     ranks = literal_frame(
-        spark, ("path", "key", "file_rank"),
+        spark,
+        ("path", "key", "file_rank"),
         [(f.metadata_path, file_key(f), f.rank) for f in files],
-    )  # fmt: skip
+    )
     return ranks.withColumn("file_rank", F.col("file_rank").cast("long"))
 
 

@@ -147,9 +147,11 @@ def durations(enriched: DataFrame) -> DataFrame:
         "queue", "day", F.lit("wait").alias("kind"), F.col("wait_ms").alias("ms")
     )
     runs = enriched.where(F.col("run_ms").isNotNull()).select(
-        F.col("run_queue").alias("queue"), "day", F.lit("run").alias("kind"),
+        F.col("run_queue").alias("queue"),
+        "day",
+        F.lit("run").alias("kind"),
         F.col("run_ms").alias("ms"),
-    )  # fmt: skip
+    )
     return waits.unionByName(runs)
 
 
@@ -246,9 +248,11 @@ def _latest_in_file(
     line_id)`` is unique within a file, so the struct's maximum is the latest row."""
     grouped = rows.groupBy(*keys).agg(*more, F.max(F.struct("ts", "line_id", value)).alias("_l"))
     return grouped.select(
-        *(c for c in grouped.columns if c != "_l"), F.col("_l.ts").alias("last_ts"),
-        F.col("_l.line_id").alias("last_line_id"), F.col(f"_l.{value}").alias(name),
-    )  # fmt: skip
+        *(c for c in grouped.columns if c != "_l"),
+        F.col("_l.ts").alias("last_ts"),
+        F.col("_l.line_id").alias("last_line_id"),
+        F.col(f"_l.{value}").alias(name),
+    )
 
 
 def _merge_order() -> Column:
@@ -346,11 +350,12 @@ def workers(enriched: DataFrame, names: DataFrame) -> DataFrame:
     Worker names come from ``names`` (:func:`worker_names`).
     """
     own = enriched.where(F.col("conn").isNotNull()).select(
-        "conn", "day",
+        "conn",
+        "day",
         (F.col("event") == RESERVE).cast("long").alias("r"),
         F.col("is_done").cast("long").alias("d"),
         F.lit(None).cast("long").alias("run_ms"),
-    )  # fmt: skip
+    )
     runs = enriched.where(F.col("run_conn").isNotNull()).select(
         F.col("run_conn").alias("conn"), "day", F.lit(0).cast("long").alias("r"),
         F.lit(0).cast("long").alias("d"), "run_ms",

@@ -77,8 +77,9 @@ def _tube_row(client: greenstalk.Client[bytes], name: str) -> dict[str, Any]:
 
 @click.command()
 @click.argument("job_id", required=False, type=JOB_ID)
-@click.option("--ready", "ready_tube", metavar="TUBE", callback=tube_name,
-              help="The next ready job of TUBE.")  # fmt: skip
+@click.option(
+    "--ready", "ready_tube", metavar="TUBE", callback=tube_name, help="The next ready job of TUBE."
+)
 @click.option("--delayed", "delayed_tube", metavar="TUBE", callback=tube_name,
               help="The next delayed job of TUBE.")  # fmt: skip
 @click.option("--buried", "buried_tube", metavar="TUBE", callback=tube_name,
@@ -164,8 +165,10 @@ def _put_one(
         return client.put(body, priority=pri, delay=delay, ttr=ttr)
     except greenstalk.JobTooBigError:
         where = f"line {line}: " if line else ""
-        raise TooBig(f"{where}job is {len(body)} bytes; the server takes at most "
-                     f"{_max_job_size(client)} (serve -z)") from None  # fmt: skip
+        raise TooBig(
+            f"{where}job is {len(body)} bytes; the server takes at most "
+            f"{_max_job_size(client)} (serve -z)"
+        ) from None
 
 
 def _max_job_size(client: greenstalk.Client[bytes]) -> str:

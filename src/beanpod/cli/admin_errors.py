@@ -81,14 +81,19 @@ def session_failed(exc: BaseException, where: str, timeout: float) -> click.Clic
 def refused(exc: greenstalk.BeanstalkdError, where: str) -> click.ClickException:
     """An error reply, worded for the admin commands (put words JOB_TOO_BIG itself)."""
     if isinstance(exc, greenstalk.DrainingError):
-        return Draining("the server is draining (it got SIGUSR1): it refuses new jobs "
-                        "until it restarts")  # fmt: skip
+        return Draining(
+            "the server is draining (it got SIGUSR1): it refuses new jobs until it restarts"
+        )
     if isinstance(exc, greenstalk.OutOfMemoryError):
-        return NoMemory("the server has no room for the job (OUT_OF_MEMORY): delete or drain "
-                        "jobs, or raise its --max-memory / --max-jobs-per-tube")  # fmt: skip
+        return NoMemory(
+            "the server has no room for the job (OUT_OF_MEMORY): delete or drain "
+            "jobs, or raise its --max-memory / --max-jobs-per-tube"
+        )
     if isinstance(exc, greenstalk.BuriedError):
-        return NoMemory(f"the server buried job {exc.id}: out of memory for its ready queue; "
-                        "kick it when there is room (beanpod kick TUBE)")  # fmt: skip
+        return NoMemory(
+            f"the server buried job {exc.id}: out of memory for its ready queue; "
+            "kick it when there is room (beanpod kick TUBE)"
+        )
     if isinstance(exc, greenstalk.JobTooBigError):
         return TooBig("the job is over the server's max-job-size (serve -z)")
     if isinstance(exc, greenstalk.NotFoundError):

@@ -64,8 +64,9 @@ def beanstalkd_target(argv: list[str]) -> tuple[str, int] | None:
 
 def _setting(values: dict[str, str], flag: str, default: str) -> str:
     """The flag's value, else its BEANPOD_* variable, else the default."""
-    return values.get(flag, os.environ.get("BEANPOD_" + flag[2:].upper().replace("-", "_"),
-                                           default))  # fmt: skip
+    return values.get(
+        flag, os.environ.get("BEANPOD_" + flag[2:].upper().replace("-", "_"), default)
+    )
 
 
 def _extras(args: list[str], host: str, port: int) -> dict[str, tuple[str, int]]:

@@ -25,8 +25,9 @@ SOFT = "default (off, with a warning, if the port is in use)"
 
 def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
-        click.echo(f"beanpod: -{param.opts[0][-1]} flag was removed. binlog is always compacted.",
-                   err=True)  # fmt: skip
+        click.echo(
+            f"beanpod: -{param.opts[0][-1]} flag was removed. binlog is always compacted.", err=True
+        )
     return value
 
 
@@ -307,9 +308,10 @@ def _default_ports(ctx: click.Context) -> frozenset[str]:
     port gives way when taken (server/ports.py)."""
     named = {"Workq": "workq_port", "HTTP": "http"}
     return frozenset(
-        role for role, name in named.items()
+        role
+        for role, name in named.items()
         if ctx.get_parameter_source(name) is ParameterSource.DEFAULT
-    )  # fmt: skip
+    )
 
 
 def _default_notes(defaults: frozenset[str], port: int) -> dict[str, tuple[object, str]]:
@@ -317,8 +319,10 @@ def _default_notes(defaults: frozenset[str], port: int) -> dict[str, tuple[objec
     notes: dict[str, tuple[object, str]] = {}
     if "Workq" in defaults:
         free = port == 0
-        notes["workq-port"] = (default_workq_port(port),
-                               "default (-p 0: a free port)" if free else SOFT)  # fmt: skip
+        notes["workq-port"] = (
+            default_workq_port(port),
+            "default (-p 0: a free port)" if free else SOFT,
+        )
     if "HTTP" in defaults:
         notes["http"] = (DEFAULT_HTTP, SOFT)
     return notes

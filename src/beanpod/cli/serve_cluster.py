@@ -39,8 +39,9 @@ def cluster_options(command: F) -> F:
     )(command)
 
 
-def check_cluster(ctx: click.Context, cluster: str | None, node_id: str | None,
-                  address: str, port: int) -> None:  # fmt: skip
+def check_cluster(
+    ctx: click.Context, cluster: str | None, node_id: str | None, address: str, port: int
+) -> None:
     """Refuse, in one line, what cannot apply on a cluster's node."""
     if cluster is None:
         if node_id is not None:

@@ -74,8 +74,7 @@ def _server_line(now: Sample, before: Sample | None, rate: Any) -> str:
 
 
 def _tube_table(now: Sample, before: Sample | None, rate: Any) -> Table:
-    table = Table("tube", *TUBE_STATES, "put/s", "delete/s", "pause", box=None,
-                  header_style="bold")  # fmt: skip
+    table = Table("tube", *TUBE_STATES, "put/s", "delete/s", "pause", box=None, header_style="bold")
     for row in now.tubes:
         name = row["tube"]
         puts, deletes = now.tube_counters.get(name, (0, 0))

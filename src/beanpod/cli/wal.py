@@ -60,14 +60,18 @@ def verify(directory: Path, do_salvage: bool) -> None:
     _report_segments(reader, bad)
     if restored is not None:
         n = engine.counts
-        click.echo(f"{restored.jobs} jobs (ready {n.ready}, delayed {n.delayed}, buried "
-                   f"{n.buried}), {len(restored.paused)} paused tubes, "
-                   f"{len(restored.states)} named states, next id {restored.next_id}")  # fmt: skip
+        click.echo(
+            f"{restored.jobs} jobs (ready {n.ready}, delayed {n.delayed}, buried "
+            f"{n.buried}), {len(restored.paused)} paused tubes, "
+            f"{len(restored.states)} named states, next id {restored.next_id}"
+        )
     if bad:
         for line in bad:
             click.echo(f"error: {line}", err=True)
-        click.echo("run `beanpod wal verify --salvage DIR` to keep what is readable "
-                   "(see docs/wal.md)", err=True)  # fmt: skip
+        click.echo(
+            "run `beanpod wal verify --salvage DIR` to keep what is readable (see docs/wal.md)",
+            err=True,
+        )
         sys.exit(1)
 
 
@@ -96,8 +100,10 @@ def _snapshot(directory: Path, restorer: Restorer, bad: list[str]) -> dict[int, 
     except RecordError as exc:
         bad.append(f"{path}: {exc} (remove it: the log is then replayed whole)")
         return {}
-    click.echo(f"{path.name}  v{snapshot_file.VERSION}  {jobs} jobs  covers segments "
-               f"{min(snap.covered)}..{snap.last} (not read at start-up)")  # fmt: skip
+    click.echo(
+        f"{path.name}  v{snapshot_file.VERSION}  {jobs} jobs  covers segments "
+        f"{min(snap.covered)}..{snap.last} (not read at start-up)"
+    )
     return snap.covered
 
 
@@ -115,8 +121,9 @@ def dump(directory: Path, bodies: bool) -> None:
         fields = rec._asdict()
         body = fields.pop("body", None)
         ext = fields.pop("ext", b"")
-        text = " ".join(f"{k}={v!r}" if isinstance(v, bytes | str) else f"{k}={v}"
-                        for k, v in fields.items())  # fmt: skip
+        text = " ".join(
+            f"{k}={v!r}" if isinstance(v, bytes | str) else f"{k}={v}" for k, v in fields.items()
+        )
         if ext:
             text += f" ext={ext_codecs.describe(fields['ext_kind'], ext)} ext_bytes={len(ext)}"
             text += f" ext_data={ext!r}" if bodies else ""
@@ -142,13 +149,15 @@ def _dump_snapshot(directory: Path, bodies: bool) -> None:
     except (snapshot_file.SnapshotError, RecordError, OSError) as exc:
         click.echo(f"# snapshot: not readable: {exc}", err=True)
         return
-    click.echo(f"# snapshot: covers segments {min(snap.covered)}..{snap.last}, "
-               f"next id {restorer.next_id}")  # fmt: skip
+    click.echo(
+        f"# snapshot: covers segments {min(snap.covered)}..{snap.last}, next id {restorer.next_id}"
+    )
     for n, job in enumerate(restorer.jobs.values()):
         body = f"body={job.body!r}" if bodies else f"body_bytes={len(job.body)}"
         state = job.state.name.lower()
         fields = f"pri={job.pri} delay={job.delay} ttr={job.ttr} file={job.file}"
         if job.id in restorer.ext:
             fields += f" ext={ext_codecs.describe(*restorer.ext[job.id])}"
-        click.echo(f"snapshot:{n} job id={job.id} tube={job.tube.name!r} state={state} "
-                   f"{fields} {body}")  # fmt: skip
+        click.echo(
+            f"snapshot:{n} job id={job.id} tube={job.tube.name!r} state={state} {fields} {body}"
+        )

@@ -113,8 +113,9 @@ class Job:
     def _data(self) -> str:
         return json.dumps(self.data)
 
-    def complete(self, next: str | None = None, delay: float | None = None,
-                 depends: list[str] | None = None) -> str:  # fmt: skip
+    def complete(
+        self, next: str | None = None, delay: float | None = None, depends: list[str] | None = None
+    ) -> str:
         """Finish the job (or advance it to queue `next`); returns the new state."""
         args: list[Any] = [self.jid, self._worker(), self.queue_name, self._data()]
         if next is not None:
@@ -135,8 +136,7 @@ class Job:
         self.expires_at = float(expires)
         return self.expires_at
 
-    def retry(self, delay: float = 0, group: str | None = None,
-              message: str | None = None) -> int:  # fmt: skip
+    def retry(self, delay: float = 0, group: str | None = None, message: str | None = None) -> int:
         """Give the job back for another try; returns retries left (negative: failed)."""
         args: list[Any] = [self.jid, self.queue_name, self._worker(), delay]
         if group is not None and message is not None:
@@ -335,8 +335,7 @@ class Jobs:
     def tracked(self) -> dict[str, Any]:
         """Tracked jobs (`jobs`) and the tracked jids that no longer exist (`expired`)."""
         found = self.client.call("track")
-        return {"jobs": [Job(self.client, v) for v in found["jobs"]],
-                "expired": found["expired"]}  # fmt: skip
+        return {"jobs": [Job(self.client, v) for v in found["jobs"]], "expired": found["expired"]}
 
     def tagged(self, tag: str, offset: int = 0, count: int = 25) -> dict[str, Any]:
         """Jids carrying `tag` (`jobs`) and how many there are (`total`)."""

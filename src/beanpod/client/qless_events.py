@@ -55,8 +55,9 @@ class Subscription:
 
     def poll(self, wait: float | None = None, count: int = 100) -> tuple[list[Message], int]:
         """One `events` call: (messages, new cursor); waits up to `wait` seconds."""
-        found = self._conn.call("events", self.channels, self.cursor,
-                                self.wait if wait is None else wait, count)  # fmt: skip
+        found = self._conn.call(
+            "events", self.channels, self.cursor, self.wait if wait is None else wait, count
+        )
         self.missed += int(found["missed"])
         self.cursor = int(found["cursor"])
         messages = [Message(m["seq"], m["channel"], m["data"]) for m in found["messages"]]
@@ -83,8 +84,9 @@ class Events:
         self.callbacks: dict[str, Callable[[Message], Any]] = {}
         self._listening: Subscription | None = None
 
-    def subscribe(self, *channels: str, cursor: int | None = None,
-                  wait: float = POLL_SECONDS) -> Subscription:  # fmt: skip
+    def subscribe(
+        self, *channels: str, cursor: int | None = None, wait: float = POLL_SECONDS
+    ) -> Subscription:
         """Messages on `channels` published from now on (or after `cursor`)."""
         return Subscription(self.client, channels, cursor, wait)
 

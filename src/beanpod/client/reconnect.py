@@ -54,13 +54,15 @@ class Backoff:
 
     def retrying(self) -> Retrying:
         """A tenacity Retrying that waits out a restart with this backoff."""
-        return Retrying(retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True,
-                        before_sleep=_log_retry)  # fmt: skip
+        return Retrying(
+            retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True, before_sleep=_log_retry
+        )
 
     def async_retrying(self) -> AsyncRetrying:
         """The asyncio version of `retrying`."""
-        return AsyncRetrying(retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True,
-                             before_sleep=_log_retry)  # fmt: skip
+        return AsyncRetrying(
+            retry=RETRY, wait=self._wait(), stop=self._stop(), reraise=True, before_sleep=_log_retry
+        )
 
     def _wait(self) -> wait_random_exponential:
         return wait_random_exponential(multiplier=self.first, max=self.maximum)

@@ -59,9 +59,11 @@ class Client(SocketConn):
     to delete) is then a success."""
 
     def __init__(
-        self, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
-        timeout: float | None = 30, backoff: Backoff | None = DEFAULT,
-    ) -> None:  # fmt: skip
+        self,
+        address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        timeout: float | None = 30,
+        backoff: Backoff | None = DEFAULT,
+    ) -> None:
         super().__init__(address, timeout)
         self.backoff = backoff
         self._sends = 0

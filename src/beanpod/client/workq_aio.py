@@ -41,9 +41,10 @@ class AsyncClient:
 
     @classmethod
     async def connect(
-        cls, address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        cls,
+        address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
         backoff: Backoff | None = DEFAULT,
-    ) -> AsyncClient:  # fmt: skip
+    ) -> AsyncClient:
         """Open the connection (called by `async with`)."""
         if backoff is None:
             return cls(*await asyncio.open_connection(*address))

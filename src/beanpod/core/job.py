@@ -289,8 +289,9 @@ def check_placed(jobs: Iterable[Job], new: JobState, check: MoveCheck | None) ->
         for job in jobs:
             check(job, new)
             if job.state is not new:
-                raise IllegalMove(f"job {job.id}: placed {state_name(new)} while "
-                                  f"{state_name(job.state)}")  # fmt: skip
+                raise IllegalMove(
+                    f"job {job.id}: placed {state_name(new)} while {state_name(job.state)}"
+                )
 
 
 def check_move(job: Job, new: JobState, restarting: bool = False) -> None:

@@ -168,8 +168,9 @@ def _holder(job: Job, now: int) -> HolderView:
     # While reserved, `entry` holds the reserve time when the engine keeps job timings
     # (always, with the HTTP console on); else the TTR's start is the best known.
     since = job.entry if type(job.entry) is int else job.deadline - job.ttr
-    return HolderView(conn.id, conn.dialect, conn.peer, conn.name,
-                      max(0, now - conn.since), max(0, now - since))  # fmt: skip
+    return HolderView(
+        conn.id, conn.dialect, conn.peer, conn.name, max(0, now - conn.since), max(0, now - since)
+    )
 
 
 def held(
@@ -189,8 +190,9 @@ def held(
     ]
 
 
-def find_job(engine: Engine, qless: Qless | None, workq: Workq | None,
-             text: str) -> list[tuple[int, str]]:  # fmt: skip
+def find_job(
+    engine: Engine, qless: Qless | None, workq: Workq | None, text: str
+) -> list[tuple[int, str]]:
     """The jobs `text` names, as (id, "jid" | "uuid" | "id"): a qless jid, a Workq uuid
     (any case) or a job id; dict lookups only."""
     found: list[tuple[int, str]] = []
@@ -347,8 +349,9 @@ def workq_results(workq: Workq, after: int | None, size: int) -> list[dict[str, 
     the Workq jobs only (its uuid index), not of every job."""
     found = heapq.nsmallest(size, (j.id for j in workq.index.values() if _finished_workq(j, after)))
     engine = workq.engine
-    return [{"id": i, "tube": engine.jobs[i].tube.name, **(job_extras(engine, i) or {})}
-            for i in found]  # fmt: skip
+    return [
+        {"id": i, "tube": engine.jobs[i].tube.name, **(job_extras(engine, i) or {})} for i in found
+    ]
 
 
 def _finished_workq(job: Job, after: int | None) -> bool:

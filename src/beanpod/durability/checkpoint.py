@@ -200,8 +200,10 @@ def memory_short() -> str | None:
         available = min(available, room)
     if available >= resident * HEADROOM:
         return None
-    return (f"{max(available, 0) >> 20} MiB of memory available, the builder needs about "
-            f"{resident >> 20} MiB")  # fmt: skip
+    return (
+        f"{max(available, 0) >> 20} MiB of memory available, the builder needs about "
+        f"{resident >> 20} MiB"
+    )
 
 
 def cgroup_room(

@@ -185,8 +185,10 @@ class GroupCommit:
         self.flush()
         await self._sync_idle()
         if self.writer.pending:
-            log.error("WAL: %d unwritten chunks dropped at shutdown (never acknowledged)",
-                      len(self.writer.pending))  # fmt: skip
+            log.error(
+                "WAL: %d unwritten chunks dropped at shutdown (never acknowledged)",
+                len(self.writer.pending),
+            )
         else:
             outcome: asyncio.Future[BaseException | None] = self.loop.create_future()
 

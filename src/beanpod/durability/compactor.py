@@ -30,8 +30,9 @@ class Compactor:
         oldest = writer.oldest()
         if oldest is None or oldest is writer.current or oldest in writer.spares:
             return
-        if not compaction.should_compact(writer.disk_bytes(), ledger.live_bytes,
-                                         writer.segment_size):  # fmt: skip
+        if not compaction.should_compact(
+            writer.disk_bytes(), ledger.live_bytes, writer.segment_size
+        ):
             return
         left = compaction.budget(written)
         while left > 0:

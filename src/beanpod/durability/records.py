@@ -192,8 +192,9 @@ def _decode_put(p: bytes) -> PutRecord:
     if len(ext) != ext_len or len(name) != name_len:
         raise ValueError("record shorter than its lengths")
     counters = (r, t, rel, b, k)
-    return PutRecord(jid, name, pri, delay, ttr, created, deadline, state, counters, kind, ext,
-                     p[at:])  # fmt: skip
+    return PutRecord(
+        jid, name, pri, delay, ttr, created, deadline, state, counters, kind, ext, p[at:]
+    )
 
 
 def _decode_update(p: bytes) -> UpdateRecord:

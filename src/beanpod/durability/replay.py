@@ -67,8 +67,7 @@ def replay_segments(
                 raise CorruptLog(paths[index], exc.offset, exc.reason) from exc
             count += done
             left -= done
-            progress.update(len(reader.reports), reader.bytes_read, count,
-                            len(restorer.jobs))  # fmt: skip
+            progress.update(len(reader.reports), reader.bytes_read, count, len(restorer.jobs))
             if left:
                 break  # the segment's records are exhausted
             yield

@@ -74,8 +74,9 @@ def encode_folded(restorer: Restorer) -> list[bytes]:
     (the order `finish` places them in), with its extension's logged bytes."""
     engine = restorer.engine
     engine.next_id = max(engine.next_id, restorer.next_id)
-    pauses = [(name, file, rec.pause_ms, rec.pause_until)
-              for name, (file, rec) in restorer.pauses.items()]  # fmt: skip
+    pauses = [
+        (name, file, rec.pause_ms, rec.pause_until) for name, (file, rec) in restorer.pauses.items()
+    ]
     encoder = Encoder(engine, pauses, restorer.states)
     encoder.add(list(restorer.jobs.values()), restorer.ext)
     return encoder.payload()
@@ -101,9 +102,11 @@ class Encoder:
     value stays one run (the loader's fast path)."""
 
     def __init__(
-        self, engine: Engine, pauses: list[tuple[str, int, int, int]],
+        self,
+        engine: Engine,
+        pauses: list[tuple[str, int, int, int]],
         states: dict[str, tuple[int, bytes]],
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Takes what is not a job now: next id, tubes (list-tubes order), `pauses`
         ((tube, segment, pause_ms, pause_until): `paused`) and named `states`."""
         self.next_id = engine.next_id
@@ -139,12 +142,12 @@ class Encoder:
             else:
                 values = map(attrgetter(name), jobs)
             _extend_runs(*self.runs[name], values)
-        self.counted += [_COUNTED.pack(at + i, *_counts(j.counters))
-                         for i, j in enumerate(jobs) if j.counters]  # fmt: skip
+        self.counted += [
+            _COUNTED.pack(at + i, *_counts(j.counters)) for i, j in enumerate(jobs) if j.counters
+        ]
         self.exts += [(at + i, j.ext.KIND, j.ext.encode()) for i, j in enumerate(jobs) if j.ext]
         if raw_exts:
-            self.exts += [(at + i, *raw_exts[j.id])
-                          for i, j in enumerate(jobs) if j.id in raw_exts]  # fmt: skip
+            self.exts += [(at + i, *raw_exts[j.id]) for i, j in enumerate(jobs) if j.id in raw_exts]
         self.bodies += map(attrgetter("body"), jobs)
 
     def payload(self) -> list[bytes]:
@@ -153,8 +156,9 @@ class Encoder:
         out = [_HEAD.pack(self.next_id, len(tubes), len(self.ids), len(pauses), len(states),
                           len(self.counted), len(self.exts))]  # fmt: skip
         out += [_LEN16.pack(len(name)) + name for name in tubes]
-        out += [_PAUSE.pack(file, ms, until, tubes[name.encode()])
-                for name, file, ms, until in pauses]  # fmt: skip
+        out += [
+            _PAUSE.pack(file, ms, until, tubes[name.encode()]) for name, file, ms, until in pauses
+        ]
         for key, (file, value) in states.items():
             raw = key.encode()
             out.append(_STATE.pack(file, len(raw), len(value)) + raw + value)

@@ -55,8 +55,10 @@ def fold(directory: Path, covered: dict[int, int]) -> Restorer:
     _run(replay_segments(reader, restorer, progress))
     for report in reader.reports:
         if report.end != covered.get(report.index, report.end):
-            raise BuildFailed(f"segment {report.index} ends at offset {report.end}, "
-                              f"not at {covered[report.index]} as sealed")  # fmt: skip
+            raise BuildFailed(
+                f"segment {report.index} ends at offset {report.end}, "
+                f"not at {covered[report.index]} as sealed"
+            )
     return restorer
 
 

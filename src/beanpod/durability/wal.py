@@ -74,12 +74,10 @@ class Durability(WalJournal):
         directory = self.settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         self.lock = DirLock(directory)
-        opened = yield from startup.restore(directory, self.engine, self.progress, self.lock,
-                                            now)  # fmt: skip
+        opened = yield from startup.restore(directory, self.engine, self.progress, self.lock, now)
         self.restored = restored = opened.restored
         self._start_writing(opened)
-        log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs,
-                 restored.next_id)  # fmt: skip
+        log.info("WAL %s: restored %d jobs, next id %d", directory, restored.jobs, restored.next_id)
 
     def _start_writing(self, opened: startup.Opened) -> None:
         """The writer for new records, the ledger of what pins each kept segment, group
@@ -170,8 +168,9 @@ class Durability(WalJournal):
             self.lock.release()
 
 
-async def open_wal(engine: Engine, settings: WalSettings, now: int, io: FileIO | None,
-                   progress: ReplayProgress) -> Durability:  # fmt: skip
+async def open_wal(
+    engine: Engine, settings: WalSettings, now: int, io: FileIO | None, progress: ReplayProgress
+) -> Durability:
     """The log for `beanpod serve -b DIR`, with the engine restored from it (the event
     loop keeps running between slices of the replay; `progress` tells how far it got)."""
     wal = Durability(engine, settings, io)

@@ -201,10 +201,12 @@ class EventWriter:
         tail = self._tails.get(key) if uuid is None else None
         if tail is None:  # a uuid is per job: such a tail is not kept
             tail = self._new_tail(
-                key if uuid is None else None, queue, conn,
+                key if uuid is None else None,
+                queue,
+                conn,
                 f'"pri":{pri},"delay_ms":{delay_ms},"ttr_ms":{ttr_ms},"bytes":{nbytes},'
                 f'"uuid":{"null" if uuid is None else _encode(uuid)}',
-            )  # fmt: skip
+            )
         head = self._put_head
         if head[0] is not ts and head[0] != ts:  # a turn's events share one `now` object
             head = self._put_head = self._head(ts, "put")

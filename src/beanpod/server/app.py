@@ -257,8 +257,9 @@ class App:
         try:
             from beanpod.server.redis_door import redis_sessions
         except ImportError as exc:  # hiredis: `pip install 'beanpod[redis]'`
-            raise StartupError("cannot open the Redis-protocol door",
-                               f"{exc}; install beanpod[redis]", EXIT_USAGE) from exc  # fmt: skip
+            raise StartupError(
+                "cannot open the Redis-protocol door", f"{exc}; install beanpod[redis]", EXIT_USAGE
+            ) from exc
         server = await ports.serve("Redis", redis_sessions(self), sock)
         assert server is not None  # named by --redis-port: never a port that gives way
         self.servers.append(server)
@@ -300,11 +301,13 @@ class App:
             settings = WalSettings(Path(directory), fsync_ms, config.segment_size,
                                    checkpoint_floor=config.checkpoint_floor)  # fmt: skip
             try:
-                self.wal = await open_wal(self.engine, settings, self.clock.now(), self.wal_io,
-                                          self.replay)  # fmt: skip
+                self.wal = await open_wal(
+                    self.engine, settings, self.clock.now(), self.wal_io, self.replay
+                )
             except OSError as exc:
-                raise StartupError(f"cannot use the WAL directory {directory}", cause(exc),
-                                   EXIT_WAL_DIR) from exc  # fmt: skip
+                raise StartupError(
+                    f"cannot use the WAL directory {directory}", cause(exc), EXIT_WAL_DIR
+                ) from exc
             self.info.wal = self.wal
             self.rearm()
 
@@ -377,8 +380,9 @@ async def run(config: ServerConfig) -> None:
         log.info("beanpod %s listening on %s (TLS)", app.info.version, address)
     if app.http is not None:
         scheme = "https" if app.http.ssl_context is not None else "http"
-        log.info("beanpod %s listening on %s://%s (HTTP)", app.info.version, scheme,
-                 app.http.address)  # fmt: skip
+        log.info(
+            "beanpod %s listening on %s://%s (HTTP)", app.info.version, scheme, app.http.address
+        )
     await app.serve_until_stopped()
 
 

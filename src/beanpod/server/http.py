@@ -57,10 +57,12 @@ def web_settings(app: App) -> WebSettings | None:
     if token is None and not is_loopback(host):
         raise StartupError(
             f"refusing --http {host}:{config.http[1]}",
-            "a non-loopback address needs --http-token FILE", EXIT_USAGE,
-        )  # fmt: skip
-    return WebSettings(metrics_max_tubes=config.metrics_max_tubes, token=token,
-                       analytics_dir=config.analytics_dir)  # fmt: skip
+            "a non-loopback address needs --http-token FILE",
+            EXIT_USAGE,
+        )
+    return WebSettings(
+        metrics_max_tubes=config.metrics_max_tubes, token=token, analytics_dir=config.analytics_dir
+    )
 
 
 def _listener_class() -> type[HttpListener]:

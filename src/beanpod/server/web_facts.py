@@ -74,7 +74,9 @@ class AppFacts:
             return None
         m = wal.metrics()
         return WalStats(
-            segments=m.segments, size_bytes=m.size_bytes, written_bytes=m.written_bytes,
+            segments=m.segments,
+            size_bytes=m.size_bytes,
+            written_bytes=m.written_bytes,
             records_written=m.records_written,
             fsync=HistogramSnapshot(m.sync_bounds, m.sync_buckets, m.sync_sum),
-        )  # fmt: skip
+        )

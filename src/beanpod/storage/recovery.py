@@ -154,8 +154,9 @@ class LogReader:
         """`after`: read only segments with a higher index (a snapshot covers the rest);
         `upto`: and none with a higher one than this (a checkpoint's build)."""
         self.directory = directory
-        self.segments = [(i, p) for i, p in list_segments(directory)
-                         if i > after and (upto is None or i <= upto)]  # fmt: skip
+        self.segments = [
+            (i, p) for i, p in list_segments(directory) if i > after and (upto is None or i <= upto)
+        ]
         self.reports: list[SegmentReport] = []
         self.bytes_total = sum(p.stat().st_size for _, p in self.segments)
         self.bytes_read = 0

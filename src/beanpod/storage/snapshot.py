@@ -64,9 +64,11 @@ def path_of(directory: Path) -> Path:
 
 
 def write(
-    directory: Path, covered: dict[int, int], chunks: Iterable[bytes],
+    directory: Path,
+    covered: dict[int, int],
+    chunks: Iterable[bytes],
     keep_going: Callable[[], bool] = lambda: True,
-) -> int:  # fmt: skip
+) -> int:
     """Write a snapshot covering `covered` (index -> end) durably; return its size.
     `keep_going` is asked once the file is synced: False leaves the old one in place
     (and removes the new one, returning 0). On an OSError the new one is removed too,

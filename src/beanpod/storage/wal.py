@@ -278,8 +278,9 @@ class WalWriter:
         dirty, self.dirty = self.dirty, []  # (dropped ones too: synced before unlinking)
         for seg in dirty:
             seg.dirty = False
-        job = SyncJob(self.io, str(self.directory), dirty, self.dir_dirty, self.drops,
-                      self.unsynced)  # fmt: skip
+        job = SyncJob(
+            self.io, str(self.directory), dirty, self.dir_dirty, self.drops, self.unsynced
+        )
         self.dir_dirty = False
         self.drops = []
         self.unsynced = []

@@ -60,8 +60,9 @@ class BeanstalkdServer(Endpoint):
         binary = os.environ.get(BINARY_ENV, "beanstalkd")
         found = shutil.which(binary)
         if found is None:
-            raise FileNotFoundError(f"{TARGET_ENV}=beanstalkd but no {binary!r} found "
-                                    f"(set {BINARY_ENV} to its path)")  # fmt: skip
+            raise FileNotFoundError(
+                f"{TARGET_ENV}=beanstalkd but no {binary!r} found (set {BINARY_ENV} to its path)"
+            )
         self._argv = [found, "-l", HOST, "-z", str(max_job_size)]
         if wal is not None:
             Path(wal).mkdir(parents=True, exist_ok=True)  # beanpod makes it; beanstalkd wants it

@@ -57,8 +57,9 @@ class Guard:
 
     def is_bare_probe(self, request: web.Request) -> bool:
         """A health probe without the token: answered, with nothing but up/ready."""
-        return (request.method in ("GET", "HEAD") and request.path in PROBES
-                and not self.knows(request))  # fmt: skip
+        return (
+            request.method in ("GET", "HEAD") and request.path in PROBES and not self.knows(request)
+        )
 
     def authenticate(self, request: web.Request) -> bool:
         """True: came with the bearer token (no CSRF check needed); False: by cookie or

@@ -31,8 +31,9 @@ class BeanpodCollector(Collector):
 
 
 def families(ctx: WebContext) -> list[AnyFamily]:
-    build = Family("beanpod_build_info", "gauge", "The running beanpod's version (1).",
-                   ("version",))  # fmt: skip
+    build = Family(
+        "beanpod_build_info", "gauge", "The running beanpod's version (1).", ("version",)
+    )
     build.add((ctx.info.version,), 1)
     return [
         build, *_tubes(ctx), *_timings(ctx), *_commands(ctx), *_connections(ctx),
@@ -55,11 +56,13 @@ def _timings(ctx: WebContext) -> list[AnyFamily]:
         return []
     timings.fold()
     return [
-        _histogram("beanpod_job_wait_seconds", "Time from put to first reserve, per tube.",
-                   timings.waits),
-        _histogram("beanpod_job_run_seconds", "Time from reserve to delete, per tube.",
-                   timings.runs),
-    ]  # fmt: skip
+        _histogram(
+            "beanpod_job_wait_seconds", "Time from put to first reserve, per tube.", timings.waits
+        ),
+        _histogram(
+            "beanpod_job_run_seconds", "Time from reserve to delete, per tube.", timings.runs
+        ),
+    ]
 
 
 def _histogram(name: str, doc: str, hists: dict[str, query.Histogram]) -> HistogramFamily:
@@ -72,8 +75,9 @@ def _histogram(name: str, doc: str, hists: dict[str, query.Histogram]) -> Histog
 
 
 def _commands(ctx: WebContext) -> list[AnyFamily]:
-    commands = Family("beanpod_commands", "counter", "beanstalkd commands served, by verb.",
-                      ("command",))  # fmt: skip
+    commands = Family(
+        "beanpod_commands", "counter", "beanstalkd commands served, by verb.", ("command",)
+    )
     for verb, count in sorted(ctx.facts.command_counts().items()):
         commands.add((verb,), count)
     doc = "beanstalkd error replies, by verb and reply."

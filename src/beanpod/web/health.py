@@ -20,8 +20,9 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
         state = readiness_state(ctx)
         status = 200 if state == "ready" else 503
         if not request.app[GUARD_KEY].knows(request):
-            return web.json_response({"status": "ready" if status == 200 else "not ready"},
-                                     status=status)  # fmt: skip
+            return web.json_response(
+                {"status": "ready" if status == 200 else "not ready"}, status=status
+            )
         body: dict[str, object] = {"status": state}
         done, total = ctx.readiness.progress()
         if state == "replaying" and total:

@@ -31,9 +31,11 @@ class HttpListener:
         """Serve on `sock` (already listening), else bind host:port; raises OSError when
         the address cannot be used."""
         runner = web.AppRunner(
-            build_app(self.ctx), access_log=None, handle_signals=False,
+            build_app(self.ctx),
+            access_log=None,
+            handle_signals=False,
             shutdown_timeout=SHUTDOWN_GRACE,
-        )  # fmt: skip
+        )
         await runner.setup()
         site: web.BaseSite
         if sock is not None:

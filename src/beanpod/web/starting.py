@@ -22,8 +22,9 @@ def middleware(ctx: WebContext) -> Middleware:
         if ctx.readiness.leader is not None and request.method not in READS:
             _refuse_off_the_leader(ctx, request.path)
         if not ctx.readiness.serving and request.path.startswith(API_PREFIX):
-            raise ApiError(503, "starting: the write-ahead log is being replayed",
-                           {"Retry-After": "1"})  # fmt: skip
+            raise ApiError(
+                503, "starting: the write-ahead log is being replayed", {"Retry-After": "1"}
+            )
         return await handler(request)
 
     return not_before_serving
@@ -34,5 +35,4 @@ def _refuse_off_the_leader(ctx: WebContext, path: str) -> None:
     leading, seen = ctx.readiness.leader()
     if not leading and path.startswith(API_PREFIX):
         where = seen["address"] if seen is not None else "not known yet"
-        raise ApiError(503, f"not the cluster's leader (the leader: {where})",
-                       {"Retry-After": "1"})  # fmt: skip
+        raise ApiError(503, f"not the cluster's leader (the leader: {where})", {"Retry-After": "1"})

@@ -106,8 +106,9 @@ def _pop(q: Qless, now: int, a: Args) -> Any:
     worker, count = a.text("worker"), a.integer("count")
     if isinstance(target, list):
         order = a.opt_text("order") or "ordered"
-        return pop.pop_many(q, now, a.to_list("queue", target), worker, count, order,
-                            caller=a.caller)  # fmt: skip
+        return pop.pop_many(
+            q, now, a.to_list("queue", target), worker, count, order, caller=a.caller
+        )
     return pop.pop(q, now, str(target), worker, count, caller=a.caller)
 
 

@@ -28,8 +28,10 @@ def cancel(q: Qless, now: int, jids: list[str], *, caller: Conn | None) -> list[
         ext = moves.ext_of(job)
         for dependent in ext.dependents:
             if dependent not in named:
-                raise QlessError(f"Cancel(): {ext.jid} is a dependency of {dependent} "
-                                 "but is not mentioned to be canceled")  # fmt: skip
+                raise QlessError(
+                    f"Cancel(): {ext.jid} is a dependency of {dependent} "
+                    "but is not mentioned to be canceled"
+                )
     for job in jobs:
         if job.state is not JobState.COMPLETE and job.id in q.engine.jobs:
             ext = moves.ext_of(job)
@@ -43,8 +45,10 @@ def cancel(q: Qless, now: int, jids: list[str], *, caller: Conn | None) -> list[
 
 def _canceled(q: Qless, ext: QlessExt, worker: str) -> None:
     """`log` and the owner's channel hear of a cancel; then `canceled` if tracked."""
-    data = json.dumps({"jid": ext.jid, "queue": ext.queue, "event": "canceled",
-                       "worker": worker}, separators=(",", ":"))  # fmt: skip
+    data = json.dumps(
+        {"jid": ext.jid, "queue": ext.queue, "event": "canceled", "worker": worker},
+        separators=(",", ":"),
+    )
     q.channels.publish("log", data)
     if worker:
         q.channels.publish(f"w:{worker}", data)

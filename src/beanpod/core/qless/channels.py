@@ -173,7 +173,8 @@ def tracked(q: Qless, ext: QlessExt, channel: str) -> None:
 def lock_lost(q: Qless, jid: str, worker: str) -> None:
     """Tell `worker` (and the log) that it lost its lock on `jid`."""
     if worker:
-        data = json.dumps({"jid": jid, "event": "lock_lost", "worker": worker},
-                          separators=(",", ":"))  # fmt: skip
+        data = json.dumps(
+            {"jid": jid, "event": "lock_lost", "worker": worker}, separators=(",", ":")
+        )
         q.channels.publish(f"w:{worker}", data)
         q.channels.publish("log", data)

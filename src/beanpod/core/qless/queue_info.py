@@ -15,8 +15,7 @@ class QueueInfo:
     """A known qless queue: holds a reference on its tube so the tube (and a pause)
     outlives its jobs, plus the qless-only sets of the queue."""
 
-    __slots__ = ("depends", "name", "recurring", "running", "since", "stalled", "throttled",
-                 "tube")  # fmt: skip
+    __slots__ = ("depends", "name", "recurring", "running", "since", "stalled", "throttled", "tube")
 
     def __init__(self, name: str, engine: Engine, since: int = 0) -> None:
         self.name = name

@@ -73,8 +73,9 @@ def length(q: Qless, now: int, name: str) -> int:
     return int(sum(data[field] for field in fields))
 
 
-def jobs(q: Qless, now: int, state: str, queue: str = "", offset: int = 0,
-         count: int = 25) -> list[str]:  # fmt: skip
+def jobs(
+    q: Qless, now: int, state: str, queue: str = "", offset: int = 0, count: int = 25
+) -> list[str]:
     """jobs(state, queue, offset, count) -> jids; jobs('complete', offset, count)."""
     q.at(now)
     if state == "complete":

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from beanpod.core.qless.queue_info import QueueInfo
     from beanpod.core.qless.store import Qless
 
-UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog",
-             "throttles")  # fmt: skip
+UPDATABLE = ("priority", "interval", "retries", "data", "klass", "queue", "backlog", "throttles")
 
 
 def recur(

@@ -77,8 +77,10 @@ def _states(q: Qless) -> bool:
         q.config.set(key[len(CONFIG_STATE) :], json.loads(raw))
     q.stats.history_days = int(q.config.number("stats-history", 30))
     q.registry_logged = bool(journal.states(REGISTRY_STATE))
-    seen = [(int(json.loads(raw)), key[len(WORKER_STATE) :])
-            for key, raw in journal.states(WORKER_STATE).items()]  # fmt: skip
+    seen = [
+        (int(json.loads(raw)), key[len(WORKER_STATE) :])
+        for key, raw in journal.states(WORKER_STATE).items()
+    ]
     for when, name in sorted(seen):
         q.workers[name] = when
         q.worker_saved[name] = when
@@ -89,8 +91,10 @@ def _states(q: Qless) -> bool:
     for day, queue, raw in sorted(bins):
         q.stats.load(queue, day, json.loads(raw))
     q.flush_stats()  # bins past stats-history were dropped: forget their records
-    marks = [(int(json.loads(raw)), key[len(TRACK_STATE) :])
-             for key, raw in journal.states(TRACK_STATE).items()]  # fmt: skip
+    marks = [
+        (int(json.loads(raw)), key[len(TRACK_STATE) :])
+        for key, raw in journal.states(TRACK_STATE).items()
+    ]
     q.tracked.update((jid, None) for _, jid in sorted(marks))
     for key, raw in sorted(journal.states(QUEUE_STATE).items()):
         name = key[len(QUEUE_STATE) :]

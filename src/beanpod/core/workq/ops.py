@@ -198,8 +198,9 @@ class Workq:
         if meter is not None and meter.refuses(len(body), self._tube_jobs(name)):
             raise WorkqError(OUT_OF_MEMORY)
         # A parked lease may be served inside put(); it needs only job.ext, set by put.
-        job = engine.put(conn, engine.tube(name), to_engine_pri(priority), delay, ttr, body,
-                         now, ext=ext)  # fmt: skip
+        job = engine.put(
+            conn, engine.tube(name), to_engine_pri(priority), delay, ttr, body, now, ext=ext
+        )
         ext.job = job
         self.index[ext.uuid] = job
         self.keep_queue(name)
@@ -268,8 +269,9 @@ class Workq:
         self._detach(job)
         self._journal_update(job)
         if engine.events is not None:
-            engine.events.emit(now, "release", job.id, tube.name, _cid(conn), pri=job.pri,
-                               delay_ms=0)  # fmt: skip
+            engine.events.emit(
+                now, "release", job.id, tube.name, _cid(conn), pri=job.pri, delay_ms=0
+            )
         engine.make_ready(job, now)
 
     def delete(self, conn: Conn | None, uuid: bytes, now: int) -> None:

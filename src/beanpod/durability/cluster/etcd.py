@@ -103,9 +103,11 @@ class Etcd:
     # ---- keys ----------------------------------------------------------------------------
 
     async def txn(
-        self, compare: list[dict[str, Any]], success: list[dict[str, Any]],
+        self,
+        compare: list[dict[str, Any]],
+        success: list[dict[str, Any]],
         failure: list[dict[str, Any]] | None = None,
-    ) -> tuple[bool, dict[str, Any]]:  # fmt: skip
+    ) -> tuple[bool, dict[str, Any]]:
         body = {"compare": compare, "success": success, "failure": failure or []}
         answer = await self.call("/v3/kv/txn", body, idempotent=False)
         return bool(answer.get("succeeded")), answer

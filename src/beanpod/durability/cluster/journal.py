@@ -59,8 +59,10 @@ class Fence:
 
     def reads(self, key: bytes) -> list[dict[str, Any]]:
         """A failed append reads the leader key and the log key (see `wrote`)."""
-        return [{"request_range": {"key": b64(self.leader_key)}},
-                {"request_range": {"key": b64(key), "keys_only": True}}]  # fmt: skip
+        return [
+            {"request_range": {"key": b64(self.leader_key)}},
+            {"request_range": {"key": b64(key), "keys_only": True}},
+        ]
 
     def wrote(self, answer: dict[str, Any]) -> bool:
         """After an earlier try of the same append had an unknown outcome, a failed retry

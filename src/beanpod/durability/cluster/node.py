@@ -96,8 +96,10 @@ class ClusterNode:
                 log.warning("cluster: etcd not usable yet (%s); trying again", exc)
                 await asyncio.sleep(JOIN_RETRY_SECONDS)
         self.follower = self.loop.create_task(self._follow())
-        self.tasks += [self.loop.create_task(self._keep_alive()),
-                       self.loop.create_task(self._campaign())]  # fmt: skip
+        self.tasks += [
+            self.loop.create_task(self._keep_alive()),
+            self.loop.create_task(self._campaign()),
+        ]
 
     async def _grant(self) -> None:
         sent = time.monotonic()
@@ -134,8 +136,9 @@ class ClusterNode:
         """Fold every batch past `position`; return the revision the reads saw."""
         end = prefix_end(self.log_prefix)
         while True:
-            kvs, more, revision = await self.etcd.range(log_key(self.prefix, self.position + 1),
-                                                        end, PAGE)  # fmt: skip
+            kvs, more, revision = await self.etcd.range(
+                log_key(self.prefix, self.position + 1), end, PAGE
+            )
             for kv in kvs:
                 self._fold(kv)
             if not more:
@@ -206,8 +209,9 @@ class ClusterNode:
         restored = self.restorer.finish(self.now())
         states = {key: state for key, (_, state) in restored.states.items()}
         fence = Fence(self.leader_key, revision)
-        self.journal = EtcdJournal(self.engine, self.etcd, self.prefix, fence, self.position + 1,
-                                   states, self.lost)  # fmt: skip
+        self.journal = EtcdJournal(
+            self.engine, self.etcd, self.prefix, fence, self.position + 1, states, self.lost
+        )
         self.journal.restored = restored
         self.journal.progress = self.progress
         self.engine.journal = self.journal

@@ -116,8 +116,10 @@ def _refusal(s: Session, req: list[bytes]) -> bytes | None:
     if s.door.password is not None and not s.authed and NOAUTH_OK not in cmd.flags:
         return NOAUTH
     if s.channels and s.proto == 2 and PUBSUB_OK not in cmd.flags:
-        return w.error(f"ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE "
-                       "/ PING / QUIT / RESET are allowed in this context")  # fmt: skip
+        return w.error(
+            f"ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE "
+            "/ PING / QUIT / RESET are allowed in this context"
+        )
     return None
 
 

@@ -9,13 +9,17 @@ from beanpod.protocols.resp import wire as w
 from beanpod.protocols.resp.context import VERSION, Session
 
 NOPROTO = w.error("NOPROTO unsupported protocol version")
-NOAUTH = w.error("NOAUTH HELLO must be called with the client already authenticated, "
-                 "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
-                 "authenticate the client and select the RESP protocol version at the same "
-                 "time")  # fmt: skip
+NOAUTH = w.error(
+    "NOAUTH HELLO must be called with the client already authenticated, "
+    "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+    "authenticate the client and select the RESP protocol version at the same "
+    "time"
+)
 WRONGPASS = w.error("WRONGPASS invalid username-password pair or user is disabled.")
-NO_PASSWORD = w.error("ERR AUTH <password> called without any password configured for the "
-                      "default user. Are you sure your configuration is correct?")  # fmt: skip
+NO_PASSWORD = w.error(
+    "ERR AUTH <password> called without any password configured for the "
+    "default user. Are you sure your configuration is correct?"
+)
 
 
 def hello(s: Session, req: list[bytes]) -> bytes:
@@ -106,6 +110,7 @@ def quit_(s: Session, req: list[bytes]) -> bytes:
 
 
 def info(s: Session, req: list[bytes]) -> bytes:
-    text = (f"# Server\r\nredis_version:{VERSION}\r\nredis_mode:standalone\r\n"
-            f"server_name:beanpod\r\n")  # fmt: skip
+    text = (
+        f"# Server\r\nredis_version:{VERSION}\r\nredis_mode:standalone\r\nserver_name:beanpod\r\n"
+    )
     return w.bulk(text) if s.proto == 2 else b"=%d\r\ntxt:%s\r\n" % (len(text) + 4, text.encode())

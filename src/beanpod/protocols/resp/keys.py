@@ -23,8 +23,10 @@ from beanpod.protocols.resp import wire as w
 from beanpod.protocols.resp.context import Session
 
 QUEUE_KEY = "ql:q:"
-NO_FLUSH = w.error("ERR FLUSHDB is refused: it forgets every job, and this server was not "
-                   "started for tests (--clock manual or --redis-allow-flush)")  # fmt: skip
+NO_FLUSH = w.error(
+    "ERR FLUSHDB is refused: it forgets every job, and this server was not "
+    "started for tests (--clock manual or --redis-allow-flush)"
+)
 NOT_INTEGER = w.error("ERR value is not an integer or out of range")
 BAD_TIMEOUT = w.error("ERR timeout is not a float or out of range")
 # ZCARD suffix -> the queue count(s) it is (a running job holds a lock until it

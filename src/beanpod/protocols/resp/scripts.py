@@ -13,8 +13,10 @@ from beanpod.protocols.resp.context import Session
 from beanpod.protocols.resp.script_registry import OLD_PUT
 
 NOSCRIPT = w.error("NOSCRIPT No matching script. Please use EVAL.")
-NOT_QLESS = ("ERR beanpod serves qless's unified script only (qless.lua with its QlessAPI "
-             "table); this script is not one, and there is no Lua interpreter here")  # fmt: skip
+NOT_QLESS = (
+    "ERR beanpod serves qless's unified script only (qless.lua with its QlessAPI "
+    "table); this script is not one, and there is no Lua interpreter here"
+)
 
 
 def evalsha(s: Session, req: list[bytes]) -> bytes:
@@ -55,8 +57,9 @@ def _call(s: Session, sha: str, kind: str, req: list[bytes]) -> bytes:
     if refusal is not None:
         return refusal
     if int(req[2]):
-        return w.error(f"ERR user_script:1: No Keys should be provided script: {sha}, "
-                       "on @user_script:1.")  # fmt: skip
+        return w.error(
+            f"ERR user_script:1: No Keys should be provided script: {sha}, on @user_script:1."
+        )
     return run(s, sha, kind == OLD_PUT, req[3:])
 
 
@@ -68,8 +71,7 @@ def script(s: Session, req: list[bytes]) -> bytes:
         return w.error(NOT_QLESS) if kind is None else w.bulk(sha)
     if sub == b"exists" and len(req) > 2:
         loaded = s.door.scripts.loaded
-        return w.array([w.integer(r.decode("ascii", "replace").lower() in loaded)
-                        for r in req[2:]])  # fmt: skip
+        return w.array([w.integer(r.decode("ascii", "replace").lower() in loaded) for r in req[2:]])
     if sub == b"flush" and len(req) <= 3:
         s.door.scripts.flush()
         return w.OK

@@ -161,8 +161,9 @@ def _audit_delete(s: Context, uuid: bytes) -> None:
     job = s.dialect.workq.find(uuid)
     if job is not None and job.reserver is not None and job.reserver is not s.conn:
         assert s.dialect.audit is not None
-        s.dialect.audit("delete-reserved", conn=s.conn.id, job=uuid.decode(),
-                        holder=job.reserver.id)  # fmt: skip
+        s.dialect.audit(
+            "delete-reserved", conn=s.conn.id, job=uuid.decode(), holder=job.reserver.id
+        )
 
 
 HANDLERS: dict[bytes, Handler] = {

@@ -77,13 +77,17 @@ class Edge:
             keys += [(b"memory-used", meter.used), (b"max-memory", s.max_memory or 0),
                      (b"puts-refused-memory", meter.refused)]  # fmt: skip
         if s.max_connections is not None or self.gate.refused:
-            keys += [(b"max-connections", self.gate.max_connections),
-                     (b"connections-refused", self.gate.refused)]  # fmt: skip
+            keys += [
+                (b"max-connections", self.gate.max_connections),
+                (b"connections-refused", self.gate.refused),
+            ]
         dog = self.watchdog
         if dog is not None and (dog.closed_request_timeout or dog.closed_idle or dog.closed_output):
-            keys += [(b"closed-request-timeout", dog.closed_request_timeout),
-                     (b"closed-idle", dog.closed_idle),
-                     (b"closed-output-limit", dog.closed_output)]  # fmt: skip
+            keys += [
+                (b"closed-request-timeout", dog.closed_request_timeout),
+                (b"closed-idle", dog.closed_idle),
+                (b"closed-output-limit", dog.closed_output),
+            ]
         if self.tls is not None:
             keys.append((b"tls-handshakes-failed", self.tls.failed_handshakes))
         return keys

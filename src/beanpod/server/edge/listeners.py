@@ -80,8 +80,9 @@ def secure_unix_socket(path: str, settings: EdgeSettings) -> None:
             os.chmod(path, settings.unix_mode)
     except (OSError, KeyError) as exc:
         why = cause(exc) if isinstance(exc, OSError) else f"no group {settings.unix_group!r}"
-        raise StartupError(f"cannot set the permissions of unix:{path}", why,
-                           EXIT_LISTENER) from exc  # fmt: skip
+        raise StartupError(
+            f"cannot set the permissions of unix:{path}", why, EXIT_LISTENER
+        ) from exc
 
 
 def _gid(group: str) -> int:

@@ -45,8 +45,9 @@ async def bulk(request: web.Request, api: Api, action: str) -> web.Response:
     if "confirm" not in doc:
         count = await _count(api, flt)
         token = api.confirmations.issue(action, what)
-        return web.json_response({"dry_run": True, "action": action, "selection": what,
-                                  "count": count, "confirm": token})  # fmt: skip
+        return web.json_response(
+            {"dry_run": True, "action": action, "selection": what, "count": count, "confirm": token}
+        )
     if not api.confirmations.check(doc["confirm"], action, what):
         raise ApiError(400, "confirm token is wrong, expired, or for another selection")
     return await _run(api, action, flt, target)
@@ -81,8 +82,9 @@ async def _run(api: Api, action: str, flt: query.JobFilter, target: str | None) 
     return web.json_response(doc)
 
 
-def _step(api: Api, action: str, flt: query.JobFilter,
-          target: str | None) -> Callable[[int], bool | None]:  # fmt: skip
+def _step(
+    api: Api, action: str, flt: query.JobFilter, target: str | None
+) -> Callable[[int], bool | None]:
     """One job's move: True done, False skipped (not selected, or it left the selection
     meanwhile), None: stop (the limit is reached, or the disk is full)."""
     engine, now = api.ctx.engine, api.ctx.now

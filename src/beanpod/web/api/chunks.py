@@ -11,8 +11,9 @@ SLICE_SECONDS = 0.005  # work per loop turn
 CHECK_EVERY = 64  # jobs between clock reads
 
 
-async def run_sliced(items: Iterable[int], step: Callable[[int], bool | None],
-                     after_slice: Callable[[], None]) -> int:  # fmt: skip
+async def run_sliced(
+    items: Iterable[int], step: Callable[[int], bool | None], after_slice: Callable[[], None]
+) -> int:
     """Call `step(item)` for each item, yielding the loop every SLICE_SECONDS; stop
     early when a step answers None (e.g. the disk is full). Returns how many steps
     answered True. `after_slice` runs before each yield (the server's rearm)."""

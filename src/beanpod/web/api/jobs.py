@@ -64,8 +64,9 @@ def _snippet(ctx: WebContext, job_id: int) -> dict[str, Any]:
 async def one_job(request: web.Request, ctx: WebContext) -> web.Response:
     """?preview=BYTES (default 4096): the job, its body preview and its extras."""
     job_id = params.job_id(request, ctx)
-    cap = params.integer(request.query.get("preview", views.PREVIEW_BYTES), "preview", 0,
-                         views.MAX_PREVIEW)  # fmt: skip
+    cap = params.integer(
+        request.query.get("preview", views.PREVIEW_BYTES), "preview", 0, views.MAX_PREVIEW
+    )
     return web.json_response(job_document(ctx, job_id, cap))
 
 

@@ -125,10 +125,12 @@ def job_filter(tube: str, doc: dict[str, Any], allowed: tuple[str, ...]) -> quer
         raise ApiError(400, f"unknown field {sorted(unknown)[0]!r}")
     limit = doc.get("limit")
     return query.JobFilter(
-        tube, state(doc.get("state"), allowed, allowed[0]), needle(doc.get("contains")),
+        tube,
+        state(doc.get("state"), allowed, allowed[0]),
+        needle(doc.get("contains")),
         None if limit is None else integer(limit, "limit", 1, 10**9),
         skip_qless=_exclude(doc.get("exclude")),
-    )  # fmt: skip
+    )
 
 
 def _exclude(raw: Any) -> bool:

@@ -47,7 +47,8 @@ class Throughput:
     def as_json(self) -> dict[str, Any]:
         puts, reserves, deletes = self.totals()  # live: the page's rates between its polls
         return {
-            "interval_s": self.interval, "series": ["put", "reserve", "delete"],
+            "interval_s": self.interval,
+            "series": ["put", "reserve", "delete"],
             "points": [list(p) for p in self.points],
             "totals": {"put": puts, "reserve": reserves, "delete": deletes},
-        }  # fmt: skip
+        }
