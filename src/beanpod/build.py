@@ -17,12 +17,12 @@ from pathlib import Path
 from types import ModuleType
 
 # The modules setup.py compiles (beanpod.<name>); grown by measurement, docs/performance.md.
-# Not yet core.pqueue and core.timers: their lazy deletion tests entries by identity
-# (`item.entry is key`, `target.timer is entry`), and compiled code unboxes ints and
-# fixed-length tuples, so a re-boxed key is never `is` the stored one.
+# Not yet core.pqueue: its lazy deletion tests keys by identity (`item.entry is key`), and
+# compiled code unboxes ints, so a re-boxed key is never `is` the stored one (core.timers
+# keeps its entries as one object each for the same reason: see TimerEntry).
 COMPILED = (
     "core.engine", "core.ledger", "core.moves", "core.extension_moves", "core.clients",
-    "core.job", "core.tube", "core.conn", "core.waiters",
+    "core.job", "core.tube", "core.conn", "core.timers", "core.waiters",
     "core.stats", "protocols.receive", "protocols.beanstalkd.commands",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
     "server.beanstalkd_session", "server.batch_session",
