@@ -21,7 +21,7 @@ def _why_pure() -> str | None:
     """Why this build cannot compile, or None when it can."""
     if os.environ.get("BEANPOD_PURE", "") not in ("", "0"):
         return "BEANPOD_PURE is set"
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler})"
     if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
