@@ -17,12 +17,12 @@ from pathlib import Path
 from types import ModuleType
 
 # The modules setup.py compiles (beanpod.<name>); grown by measurement, docs/performance.md.
-# Not yet core.pqueue: its lazy deletion tests keys by identity (`item.entry is key`), and
-# compiled code unboxes ints, so a re-boxed key is never `is` the stored one (core.timers
-# keeps its entries as one object each for the same reason: see TimerEntry).
+# Lazy deletion tests entries by identity: core.pqueue's int keys stay the same objects
+# compiled (each is >= 2**64, beyond mypyc's unboxed ints); core.timers' tuples are typed
+# so mypyc does not unbox them (see TimerEntry).
 COMPILED = (
     "core.engine", "core.ledger", "core.moves", "core.extension_moves", "core.clients",
-    "core.job", "core.tube", "core.conn", "core.timers", "core.waiters",
+    "core.job", "core.tube", "core.conn", "core.pqueue", "core.timers", "core.waiters",
     "core.stats", "protocols.receive", "protocols.beanstalkd.commands",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
     "server.beanstalkd_session", "server.batch_session",
