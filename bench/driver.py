@@ -38,7 +38,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="beanpod,beanstalkd",
         help="A,B: which implementations to compare (beanpod|beanstalkd|beanpod@DIR: the "
         "beanpod whose source tree is DIR, for before/after runs|beanpod+http: with its HTTP "
-        "listener on); 'beanstalkd,beanstalkd' is the harness dry run",
+        "listener on|beanpod+pure: BEANPOD_PURE=1, the pure build of a compiled tree); "
+        "'beanstalkd,beanstalkd' is the harness dry run",
     )
     p.add_argument(
         "--beanpod-cmd",
@@ -80,7 +81,12 @@ def _kind(name: str, args: argparse.Namespace) -> ServerKind:
     if name == "beanpod+http":  # the HTTP listener on (its default), nobody looking
         kind = ServerKind.beanpod(python=sys.executable)
         return replace(kind, env={**kind.env, "BEANPOD_HTTP": "127.0.0.1:0"})
-    raise SystemExit(f"unknown server {name!r} (beanpod|beanpod+http|beanstalkd|beanpod@DIR)")
+    if name == "beanpod+pure":  # the Python of the compiled modules (docs/performance.md)
+        kind = ServerKind.beanpod(python=sys.executable)
+        return replace(kind, env={**kind.env, "BEANPOD_PURE": "1"})
+    raise SystemExit(
+        f"unknown server {name!r} (beanpod|beanpod+http|beanpod+pure|beanstalkd|beanpod@DIR)"
+    )
 
 
 def _labels(a: str, b: str) -> tuple[str, str]:

@@ -14,5 +14,17 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from beanpod import build
+
 os.environ["BEANPOD_CHECK_MOVES"] = "1"
 os.environ["BEANPOD_HTTP"] = "off"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A compiled module older than its source would test the old code: refuse to run."""
+    stale = [] if build.pure_requested() else build.stale()
+    if stale:
+        pytest.exit("stale compiled modules (run `pip install -e .` again, or set "
+                    "BEANPOD_PURE=1): " + "; ".join(stale), returncode=4)  # fmt: skip

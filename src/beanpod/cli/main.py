@@ -8,7 +8,7 @@ import importlib
 
 import click
 
-from beanpod import __version__
+from beanpod import __version__, build
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 # name -> "module:attribute" of the click command
@@ -42,6 +42,8 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT)
-@click.version_option(__version__, "-v", "--version", prog_name="beanpod")
+@click.version_option(
+    f"{__version__} ({build.kind()} build)", "-v", "--version", prog_name="beanpod"
+)
 def main() -> None:
     """beanpod: a fast, durable work-queue server speaking the beanstalkd protocol."""

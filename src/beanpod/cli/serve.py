@@ -7,7 +7,7 @@ import sys
 import click
 from click.core import ParameterSource
 
-from beanpod import __version__
+from beanpod import __version__, build
 from beanpod.cli.logs import FORMATS, setup_logging
 from beanpod.cli.ports import default_workq_port, parse_workq_port
 from beanpod.cli.serve_cluster import check_cluster, cluster_options
@@ -208,7 +208,9 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 @click.option("--print-config", is_flag=True, help="Print the merged settings and exit.")
 @edge_options
 @cluster_options
-@click.version_option(__version__, "-v", "--version", prog_name="beanpod")
+@click.version_option(
+    f"{__version__} ({build.kind()} build)", "-v", "--version", prog_name="beanpod"
+)
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
     workq_port: int | str | None, redis_port: int | None, redis_listen: str | None,

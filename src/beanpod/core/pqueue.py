@@ -182,7 +182,7 @@ class LazyHeap:
             taken.append(top)
             self.pop()
         run = self._run
-        for key, item in reversed(taken):  # back in front: no key left is smaller
+        for key, item in taken[::-1]:  # back in front, none smaller; not reversed(): mypyc
             item.entry = key
             run.appendleft(key)
         self._live += len(taken)

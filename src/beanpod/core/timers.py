@@ -20,7 +20,9 @@ TTR_EXPIRY = 1  # a reserved job's time to run is over
 WAITER = 2  # a parked reserve times out or reaches its DEADLINE_SOON margin
 PAUSE_END = 3  # a paused tube resumes
 
-TimerEntry = tuple[int, int, int, Any]
+# (when, seq, kind, target). Variable-length to mypyc: kept as the one tuple object, not
+# unboxed and boxed again, since liveness is tested by identity (`target.timer is entry`).
+TimerEntry = tuple[Any, ...]
 
 
 def heap_entry(entry: Any) -> TimerEntry:
@@ -49,7 +51,7 @@ class TimerHeap:
         """(Re)arm `target`'s single timer to fire at `when`."""
         if target.timer is not None:
             self._dead += 1
-        entry = (when, next(self._seq), kind, target)
+        entry: TimerEntry = (when, next(self._seq), kind, target)  # one object: see TimerEntry
         target.timer = entry
         run = self._run
         if not run or when >= run[-1][0]:  # seq breaks the tie: still in order
@@ -106,7 +108,7 @@ class TimerHeap:
             if not run:
                 return None
             head = run[0]
-            when = head[0]  # read before the identity test, which widens `head` to Any
+            when: int = head[0]
             if head[3].timer is head:
                 return when
         entry = self._front()

@@ -8,7 +8,10 @@ bytes arrive (for --request-timeout).
 
 from __future__ import annotations
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
 class ReceiveBuffer:
     __slots__ = ("_buf", "_consumed", "_pos")
 

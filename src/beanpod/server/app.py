@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from beanpod import build
 from beanpod.core.engine import Engine
 from beanpod.core.job import MoveCheck
 from beanpod.durability.progress import ReplayProgress
@@ -371,7 +372,12 @@ async def run(config: ServerConfig) -> None:
     app = App(config)
     addresses = await app.start()
     for address in addresses:
-        log.info("beanpod %s listening on %s (beanstalkd protocol)", app.info.version, address)
+        log.info(
+            "beanpod %s (%s build) listening on %s (beanstalkd protocol)",
+            app.info.version,
+            build.kind(),
+            address,
+        )
     for address in app.workq_addresses:
         log.info("beanpod %s listening on %s (Workq protocol)", app.info.version, address)
     for address in app.redis_addresses:

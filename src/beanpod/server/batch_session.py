@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
+from mypy_extensions import mypyc_attr
+
 from beanpod.server.clock import ManualClock
 
 if TYPE_CHECKING:
@@ -13,6 +15,7 @@ if TYPE_CHECKING:
     from beanpod.server.app import App
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
 class BatchSession(asyncio.Protocol):
     """Subclasses set `parser` and implement `_run()` (run every buffered command, then
     `_flush(out, close, mark)`); a parked command is answered through `_answer()`."""

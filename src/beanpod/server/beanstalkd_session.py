@@ -9,6 +9,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 from beanpod.core.waiters import ReserveOutcome
 from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
@@ -27,6 +29,7 @@ def _closed(outcome: ReserveOutcome) -> None:
     """A closed session's deliver: the engine forgot its waiter, so never called."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
 class BeanstalkdSession(BatchSession):
     handlers = HANDLERS  # the test harness's sessions wrap these (beanpod/testing)
 

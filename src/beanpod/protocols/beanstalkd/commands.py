@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any
+from typing import Any, Final
 
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.receive import ReceiveBuffer
@@ -20,11 +20,11 @@ from beanpod.protocols.receive import ReceiveBuffer
 Command = tuple[Any, ...]
 
 # Pseudo-verbs the parser emits besides the wire verbs.
-ERROR = b"<error>"  # (ERROR, reply): rejected before the command is counted
-PUT_TOO_BIG = b"<put-too-big>"  # the body was read and discarded: JOB_TOO_BIG
-PUT_BAD_CRLF = b"<put-bad-crlf>"  # the body was not followed by CRLF: EXPECTED_CRLF
-PUT_TRAILING = b"<put-trailing>"  # put line with trailing bytes (counted, BAD_FORMAT)
-QLESS_TOO_BIG = b"<qless-too-big>"  # a qless request over max-job-size, read and discarded
+ERROR: Final[bytes] = b"<error>"  # (ERROR, reply): rejected before the command is counted
+PUT_TOO_BIG: Final[bytes] = b"<put-too-big>"  # the body was read and discarded: JOB_TOO_BIG
+PUT_BAD_CRLF: Final[bytes] = b"<put-bad-crlf>"  # no CRLF after the body: EXPECTED_CRLF
+PUT_TRAILING: Final[bytes] = b"<put-trailing>"  # put line with trailing bytes: BAD_FORMAT
+QLESS_TOO_BIG: Final[bytes] = b"<qless-too-big>"  # a qless request over max-job-size, discarded
 
 PUT, DELETE = w.PUT, w.DELETE  # module globals: one lookup on the batch path
 U32_MAX = 0xFFFFFFFF

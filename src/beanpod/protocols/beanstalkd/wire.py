@@ -2,59 +2,61 @@
 
 from __future__ import annotations
 
-CRLF = b"\r\n"
-MAX_LINE = 224  # beanstalkd's LINE_BUF_SIZE: a command line including its CRLF
-MAX_JOB_SIZE_CAP = 1 << 30  # -z is capped at 1 GiB, as in beanstalkd
-DEFAULT_MAX_JOB_SIZE = 65535
+from typing import Final
+
+CRLF: Final[bytes] = b"\r\n"
+MAX_LINE: Final[int] = 224  # beanstalkd's LINE_BUF_SIZE: a command line including its CRLF
+MAX_JOB_SIZE_CAP: Final[int] = 1 << 30  # -z is capped at 1 GiB, as in beanstalkd
+DEFAULT_MAX_JOB_SIZE: Final[int] = 65535
 
 # Command names, with the trailing space of those that take arguments. Matching is by
 # prefix, in beanstalkd's order (see commands.PREFIX_ORDER).
-PUT = b"put "
-PEEK = b"peek "
-PEEK_READY = b"peek-ready"
-PEEK_DELAYED = b"peek-delayed"
-PEEK_BURIED = b"peek-buried"
-RESERVE_WITH_TIMEOUT = b"reserve-with-timeout "
-RESERVE_JOB = b"reserve-job "
-RESERVE = b"reserve"
-DELETE = b"delete "
-RELEASE = b"release "
-BURY = b"bury "
-KICK = b"kick "
-KICK_JOB = b"kick-job "
-TOUCH = b"touch "
-STATS_JOB = b"stats-job "
-STATS_TUBE = b"stats-tube "
-STATS = b"stats"
-USE = b"use "
-WATCH = b"watch "
-IGNORE = b"ignore "
-LIST_TUBES_WATCHED = b"list-tubes-watched"
-LIST_TUBE_USED = b"list-tube-used"
-LIST_TUBES = b"list-tubes"
-QUIT = b"quit"
-PAUSE_TUBE = b"pause-tube"  # no space: 1.12 matches "pause-tubex" too
-QLESS = b"qless "  # beanpod extension: qless <bytes>\r\n<json>\r\n (docs/qless.md)
+PUT: Final[bytes] = b"put "
+PEEK: Final[bytes] = b"peek "
+PEEK_READY: Final[bytes] = b"peek-ready"
+PEEK_DELAYED: Final[bytes] = b"peek-delayed"
+PEEK_BURIED: Final[bytes] = b"peek-buried"
+RESERVE_WITH_TIMEOUT: Final[bytes] = b"reserve-with-timeout "
+RESERVE_JOB: Final[bytes] = b"reserve-job "
+RESERVE: Final[bytes] = b"reserve"
+DELETE: Final[bytes] = b"delete "
+RELEASE: Final[bytes] = b"release "
+BURY: Final[bytes] = b"bury "
+KICK: Final[bytes] = b"kick "
+KICK_JOB: Final[bytes] = b"kick-job "
+TOUCH: Final[bytes] = b"touch "
+STATS_JOB: Final[bytes] = b"stats-job "
+STATS_TUBE: Final[bytes] = b"stats-tube "
+STATS: Final[bytes] = b"stats"
+USE: Final[bytes] = b"use "
+WATCH: Final[bytes] = b"watch "
+IGNORE: Final[bytes] = b"ignore "
+LIST_TUBES_WATCHED: Final[bytes] = b"list-tubes-watched"
+LIST_TUBE_USED: Final[bytes] = b"list-tube-used"
+LIST_TUBES: Final[bytes] = b"list-tubes"
+QUIT: Final[bytes] = b"quit"
+PAUSE_TUBE: Final[bytes] = b"pause-tube"  # no space: 1.12 matches "pause-tubex" too
+QLESS: Final[bytes] = b"qless "  # beanpod extension: qless <bytes>\r\n<json>\r\n (docs/qless.md)
 
 # Replies.
-CLOSE = b""  # not sent: the handler asks to close the connection (quit, abuse)
-OUT_OF_MEMORY = b"OUT_OF_MEMORY\r\n"
-INTERNAL_ERROR = b"INTERNAL_ERROR\r\n"
-BAD_FORMAT = b"BAD_FORMAT\r\n"
-UNKNOWN_COMMAND = b"UNKNOWN_COMMAND\r\n"
-EXPECTED_CRLF = b"EXPECTED_CRLF\r\n"
-JOB_TOO_BIG = b"JOB_TOO_BIG\r\n"
-DRAINING = b"DRAINING\r\n"
-DEADLINE_SOON = b"DEADLINE_SOON\r\n"
-TIMED_OUT = b"TIMED_OUT\r\n"
-DELETED = b"DELETED\r\n"
-RELEASED = b"RELEASED\r\n"
-BURIED = b"BURIED\r\n"
-TOUCHED = b"TOUCHED\r\n"
-NOT_IGNORED = b"NOT_IGNORED\r\n"
-NOT_FOUND = b"NOT_FOUND\r\n"
-KICKED = b"KICKED\r\n"
-PAUSED = b"PAUSED\r\n"
+CLOSE: Final[bytes] = b""  # not sent: the handler asks to close the connection (quit, abuse)
+OUT_OF_MEMORY: Final[bytes] = b"OUT_OF_MEMORY\r\n"
+INTERNAL_ERROR: Final[bytes] = b"INTERNAL_ERROR\r\n"
+BAD_FORMAT: Final[bytes] = b"BAD_FORMAT\r\n"
+UNKNOWN_COMMAND: Final[bytes] = b"UNKNOWN_COMMAND\r\n"
+EXPECTED_CRLF: Final[bytes] = b"EXPECTED_CRLF\r\n"
+JOB_TOO_BIG: Final[bytes] = b"JOB_TOO_BIG\r\n"
+DRAINING: Final[bytes] = b"DRAINING\r\n"
+DEADLINE_SOON: Final[bytes] = b"DEADLINE_SOON\r\n"
+TIMED_OUT: Final[bytes] = b"TIMED_OUT\r\n"
+DELETED: Final[bytes] = b"DELETED\r\n"
+RELEASED: Final[bytes] = b"RELEASED\r\n"
+BURIED: Final[bytes] = b"BURIED\r\n"
+TOUCHED: Final[bytes] = b"TOUCHED\r\n"
+NOT_IGNORED: Final[bytes] = b"NOT_IGNORED\r\n"
+NOT_FOUND: Final[bytes] = b"NOT_FOUND\r\n"
+KICKED: Final[bytes] = b"KICKED\r\n"
+PAUSED: Final[bytes] = b"PAUSED\r\n"
 
 
 def inserted(job_id: int) -> bytes:
