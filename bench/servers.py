@@ -46,8 +46,19 @@ class ServerKind:
         pythonpath = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
         # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
         # port would also clash with any other beanpod on the machine).
-        argv = (python, "-m", "beanpod", "serve", "--workq-port", "off")
-        return ServerKind("beanpod", argv, {"PYTHONPATH": pythonpath})
+        env = {"PYTHONPATH": pythonpath}
+        argv = (python, "-m", "beanpod", "serve", "--workq-port", _workq_off(python, env))
+        return ServerKind("beanpod", argv, env)
+
+
+def _workq_off(python: str, env: dict[str, str]) -> str:
+    """How the tree says "no Workq listener": `off`, or `0` in trees from before
+    2026-11-27 (where 0 meant disabled; it now means any free port)."""
+    help_text = subprocess.run(
+        [python, "-m", "beanpod", "serve", "--help"], env={**os.environ, **env},
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    return "off" if "PORT|off" in help_text else "0"
 
 
 def free_port() -> int:

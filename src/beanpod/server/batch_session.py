@@ -4,11 +4,14 @@ batch, parking behind a blocking command, and replies held for the WAL's group c
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy_extensions import mypyc_attr
 
 from beanpod.server.clock import ManualClock
+from beanpod.server.peers import peer_name
 
 if TYPE_CHECKING:
     from beanpod.durability.log import Commits
@@ -90,6 +93,31 @@ class BatchSession(asyncio.Protocol):
 
     def _run(self) -> None:
         raise NotImplementedError
+
+    def _run_each(
+        self, handle: Callable[[Any], tuple[bytes | None, bool]], failed: bytes, log: logging.Logger
+    ) -> None:
+        """Run every whole buffered command through `handle` (its reply, None when it
+        parks, and whether the connection closes after it) and answer them with one write;
+        a handler that raises costs that command `failed`, never the server or the
+        connection. (The beanstalkd session, the hot path, has its own loop.)"""
+        mark = self._mark()
+        out: list[bytes] = []
+        close = False
+        while (command := self.parser.next_command()) is not None:
+            try:
+                reply, close = handle(command)
+            except Exception:
+                where = "?" if self.transport is None else peer_name(self.transport)
+                log.exception("internal error (client %s)", where)
+                reply, close = failed, False
+            if reply is None:
+                self.parked = True
+                break
+            out.append(reply)
+            if close:
+                break
+        self._flush(out, close, mark)
 
     def _answer(self, reply: bytes) -> None:
         """Send the reply of the parked command; later buffered commands run next turn."""

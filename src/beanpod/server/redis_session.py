@@ -61,25 +61,11 @@ class RedisSession(BatchSession):
         self._answer(reply)
 
     def _run(self) -> None:
-        """Run every whole buffered request; answer them with one write."""
-        mark = self._mark()
-        out: list[bytes] = []
-        close = False
-        while (req := self.parser.next_command()) is not None:
-            if isinstance(req, Rejected):
-                out.append(w.error(req.message))
-                close = True
-                break
-            try:
-                reply = dispatch(self, req)
-            except Exception:  # a bug must cost one reply, never the server or the connection
-                log.exception("redis conn %d: internal error", self.conn.id)
-                reply = INTERNAL_ERROR
-            if reply is None:
-                self.parked = True
-                break
-            out.append(reply)
-            if req[0].lower() == b"quit":
-                close = True
-                break
-        self._flush(out, close, mark)
+        self._run_each(self._one, INTERNAL_ERROR, log)
+
+    def _one(self, req: Rejected | list[bytes]) -> tuple[bytes | None, bool]:
+        """A request's reply (None: it parked) and whether the connection closes after it."""
+        if isinstance(req, Rejected):
+            return w.error(req.message), True
+        reply = dispatch(self, req)
+        return reply, req[0].lower() == b"quit"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from beanpod.core.workq import Wait
 from beanpod.protocols.workq.commands import Parser, Rejected
@@ -60,22 +60,10 @@ class WorkqSession(BatchSession):
         self._answer(reply)
 
     def _run(self) -> None:
-        """Run every complete buffered command; answer them with one write."""
-        mark = self._mark()
-        out: list[bytes] = []
-        next_command = self.parser.next_command
-        close = False
-        while (cmd := next_command()) is not None:
-            try:
-                reply = handle(self, cmd)
-            except Exception:  # a bug must cost one reply, never the server or the connection
-                log.exception("workq conn %d: internal error", self.conn.id)
-                reply = INTERNAL_ERROR
-            if reply is None:
-                self.parked = True
-                break
-            out.append(reply)
-            if not reply or (isinstance(cmd, Rejected) and cmd.close):  # b"": output limit
-                close = True
-                break
-        self._flush(out, close, mark)
+        self._run_each(self._one, INTERNAL_ERROR, log)
+
+    def _one(self, cmd: Any) -> tuple[bytes | None, bool]:
+        """A command's reply (None: it parked) and whether the connection closes after it
+        (b"": the output limit; a rejected command that closes, as the reference)."""
+        reply = handle(self, cmd)
+        return reply, reply == b"" or (isinstance(cmd, Rejected) and cmd.close)

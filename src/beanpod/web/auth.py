@@ -28,7 +28,9 @@ CSRF_COOKIE = "beanpod_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/login"})  # reachable without the token (it is where you give it)
-PROBES = frozenset({"/healthz", "/readyz", "/leader"})  # GET/HEAD without the token: up/ready only
+# GET/HEAD without the token: up/ready only, and a cluster's leader address (what a proxy
+# or a client looking for the leader needs; issue 27's interface)
+PROBES = frozenset({"/healthz", "/readyz", "/leader"})
 
 
 class Guard:

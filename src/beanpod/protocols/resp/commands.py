@@ -39,15 +39,20 @@ def _multi(s: Session, req: list[bytes]) -> bytes:
 def _exec(s: Session, req: list[bytes]) -> bytes:
     if s.multi is None:
         return w.error("ERR EXEC without MULTI")
-    queued, s.multi = s.multi, None
+    queued = s.multi
     if ABORTED in queued:
+        s.multi = None
         return w.error("EXECABORT Transaction discarded because of previous errors.")
-    return w.array([_run_queued(s, r) for r in queued])
+    try:  # still in the transaction while it runs: a queued BRPOP answers, never waits
+        return w.array([_run_queued(s, r) for r in queued])
+    finally:
+        s.multi = None
 
 
 def _run_queued(s: Session, req: list[bytes]) -> bytes:
     reply = TABLE[req[0].lower().decode()].handler(s, req)
-    return w.null_array(s.proto) if reply is None else reply  # a BRPOP does not wait
+    assert reply is not None  # nothing inside EXEC parks (keys.brpop)
+    return reply
 
 
 def _discard(s: Session, req: list[bytes]) -> bytes:

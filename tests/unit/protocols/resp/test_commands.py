@@ -95,6 +95,17 @@ def test_scratch_lists_and_brpop() -> None:
     assert s("LLEN", "foo") == 0
 
 
+def test_brpop_inside_exec_answers_and_does_not_wait() -> None:
+    s, other = FakeSession(), FakeSession()
+    other.door = s.door
+    assert s("MULTI") == b"OK"
+    assert s("BRPOP", "empty", "0") == b"QUEUED"
+    assert s.raw("EXEC") == b"*1\r\n*-1\r\n"  # a null array: nothing to pop
+    assert s.conn.waiter is None  # not parked behind the transaction
+    assert other("RPUSH", "empty", "v") == 1  # so nobody takes this value
+    assert s.answered == [] and s("LLEN", "empty") == 1
+
+
 def test_subscribe_publish_and_subscribed_mode() -> None:
     s, other = FakeSession(), FakeSession()
     other.door = s.door
