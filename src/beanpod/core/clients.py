@@ -11,9 +11,10 @@ from beanpod.core.tube import Tube
 class Clients(ExtensionMoves):
     # ---- connections -------------------------------------------------------------------
 
-    def connect(self, peer: str = "", now: int = 0) -> Conn:
-        """A client connection from `peer` (its address), opened at `now`."""
-        conn = Conn(self.next_conn_id, self.default_tube, peer, now)
+    def connect(self, peer: str = "", now: int = 0, dialect: str = "beanstalkd") -> Conn:
+        """A client connection from `peer` (its address), opened at `now`, speaking
+        `dialect` (what the console shows)."""
+        conn = Conn(self.next_conn_id, self.default_tube, peer, now, dialect=dialect)
         self.next_conn_id += 1
         tube = self.default_tube
         tube.refs += 2

@@ -130,7 +130,7 @@ class Engine(Clients):
                     counts.urgent -= 1
                     tube.urgent -= 1
         else:
-            job = self._best_in(watch)
+            job = self.best_in(watch)
             if job is not None:
                 self.take_out(job)
         if job is not None:
@@ -147,7 +147,7 @@ class Engine(Clients):
         """Reserve the best ready job of the tubes `names` (a Workq lease: named tubes, not
         the watch list; no DEADLINE_SOON), or park until one arrives or `timeout` ms pass."""
         tubes = [t for t in map(self.tubes.get, names) if t is not None]
-        job = self._best_in(tubes)
+        job = self.best_in(tubes)
         if job is not None:
             self.take_out(job)
             self.make_reserved(conn, job, now)
@@ -305,7 +305,7 @@ class Engine(Clients):
         tube.pause_until = 0
         self.timers.cancel(tube)
         if tube.waiting:
-            self._serve(tube, now)
+            self.serve_waiters(tube, now)
 
     # ---- time --------------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ class Moves(Ledger):
             counts.urgent += 1
             tube.urgent += 1
         if tube.waiting:
-            self._serve(tube, now)
+            self.serve_waiters(tube, now)
 
     def make_ready_restored(
         self, tube: Tube, jobs: list[Job], now: int, keys: list[int] | None = None
@@ -80,7 +80,7 @@ class Moves(Ledger):
         counts.urgent += urgent
         tube.urgent += urgent
         if tube.waiting:
-            self._serve(tube, now)
+            self.serve_waiters(tube, now)
 
     def make_delayed(self, job: Job, due: int) -> None:
         """Place a job that is in no queue in its tube's delayed heap until `due`: state
@@ -213,7 +213,7 @@ class Moves(Ledger):
         finally:
             check.restarting = False
 
-    def _best_in(self, tubes: list[Tube]) -> Job | None:
+    def best_in(self, tubes: list[Tube]) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused `tubes`."""
         best: tuple[int, Job] | None = None
         for tube in tubes:
@@ -267,7 +267,7 @@ class Moves(Ledger):
             for tube in waiter.tubes:
                 self.unref(tube)
 
-    def _serve(self, tube: Tube, now: int) -> None:
+    def serve_waiters(self, tube: Tube, now: int) -> None:
         """Hand ready jobs of `tube` to its parked reserves, first come first served."""
         if tube.pause_ms:
             return
@@ -276,7 +276,7 @@ class Moves(Ledger):
             waiter = waiters.popleft()
             if not waiter.active:
                 continue
-            job = self._best_in(waiter.tubes)
+            job = self.best_in(waiter.tubes)
             assert job is not None
             self.unpark(waiter)
             self.take_out(job)

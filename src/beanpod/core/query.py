@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from beanpod.core.workq import Workq
 
 OUTCOMES = ("none", "completed", "failed")  # WorkqExt.outcome
-OPERATOR = "operator"  # Conn.dialect of the console's own connection (core/admin.py)
 
 QUEUED_STATES = ("ready", "delayed", "reserved", "buried")  # the beanstalkd states
 # The job wait/run histograms (core/timings.py), for /metrics.
@@ -182,12 +181,7 @@ def held(
     conns = [*engine.clients.values()]
     conns += [] if qless is None else qless.conns.values()
     conns += [] if workq is None else workq.holders()
-    return [
-        _job_view(job, now)
-        for conn in conns
-        if conn.dialect != OPERATOR
-        for job in conn.reserved.values()
-    ]
+    return [_job_view(job, now) for conn in conns for job in conn.reserved.values()]
 
 
 def find_job(
@@ -196,15 +190,15 @@ def find_job(
     """The jobs `text` names, as (id, "jid" | "uuid" | "id"): a qless jid, a Workq uuid
     (any case) or a job id; dict lookups only."""
     found: list[tuple[int, str]] = []
-    job = None if qless is None else qless.jobs.get(text)
+    job = None if qless is None else qless.find(text)  # beanstalkd:<id> included
     if job is not None:
         found.append((job.id, "jid"))
-    job = None if workq is None or len(text) != 36 else workq.index.get(text.lower().encode())
-    if job is not None:
+    job = None if workq is None or len(text) != 36 else workq.find(text.lower().encode())
+    if job is not None:  # a beanstalkd job's synthetic uuid included
         found.append((job.id, "uuid"))
     if text.isdigit() and len(text) <= 20 and int(text) in engine.jobs:
         found.append((int(text), "id"))
-    return list(dict.fromkeys(found))
+    return found
 
 
 def ready_after(engine: Engine, name: str, after: int | None, count: int) -> list[tuple[int, int]]:

@@ -38,7 +38,9 @@ class RedisSession(BatchSession):
         self.waiting_on: list[bytes] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.conn = self.app.engine.connect(peer_name(transport), self.app.clock.now())
+        self.conn = self.app.engine.connect(
+            peer_name(transport), self.app.clock.now(), dialect="redis"
+        )
         super().connection_made(transport)
         log.debug("redis conn %d open", self.conn.id)
 

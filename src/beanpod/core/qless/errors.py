@@ -6,6 +6,8 @@ Messages keep qless-core's wording, because qless clients match phrases of it
 
 from __future__ import annotations
 
+from beanpod.core.qless.names import BEANSTALKD_JID
+
 
 class QlessError(Exception):
     def __init__(self, message: str) -> None:
@@ -21,12 +23,14 @@ def not_running(fn: str, jid: str, state: str) -> QlessError:
     return QlessError(f"{fn}(): Job {jid} is not currently running: {state}")
 
 
-def reserved_jid(fn: str, jid: str) -> QlessError:
-    """A put or recur naming a job put by beanstalkd: never replaced by another dialect."""
-    return QlessError(
-        f"{fn}(): jid {jid} is reserved: jids starting with beanstalkd: name jobs put by"
-        " beanstalkd, which a qless put never replaces; choose another jid"
-    )
+def check_new_jid(fn: str, jid: str) -> None:
+    """A put or recur may not name a job put by beanstalkd (`beanstalkd:<id>`, names.py):
+    another dialect's job is never replaced."""
+    if jid.startswith(BEANSTALKD_JID):
+        raise QlessError(
+            f"{fn}(): jid {jid} is reserved: jids starting with beanstalkd: name jobs put by"
+            " beanstalkd, which a qless put never replaces; choose another jid"
+        )
 
 
 def foreign(fn: str, jid: str) -> QlessError:

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import channels, deps, moves, tags, throttles
-from beanpod.core.qless.errors import QlessError, missing, reserved_jid
+from beanpod.core.qless.errors import QlessError, check_new_jid, missing
 from beanpod.core.qless.ext import QlessExt
-from beanpod.core.qless.names import BEANSTALKD_JID, SCHED_DUE, worker_of
+from beanpod.core.qless.names import SCHED_DUE, worker_of
 
 if TYPE_CHECKING:
     from beanpod.core.conn import Conn
@@ -44,8 +44,7 @@ def put(
     throttles are kept unless given (less the old queue's throttle, as the fork drops it
     from a moved job's list), `remaining` is reset, a new non-empty `depends` replaces
     the old."""
-    if jid.startswith(BEANSTALKD_JID):
-        raise reserved_jid("Put", jid)
+    check_new_jid("Put", jid)
     q.at(now)
     q.queue(queue, now)
     opts = opts or PutArgs()

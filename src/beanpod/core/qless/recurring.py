@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from beanpod.core.job import Job, JobState
 from beanpod.core.qless import cancel, moves, put, throttles
-from beanpod.core.qless.errors import QlessError, reserved_jid
+from beanpod.core.qless.errors import QlessError, check_new_jid
 from beanpod.core.qless.ext import RecurExt, rext
-from beanpod.core.qless.names import BEANSTALKD_JID
 from beanpod.core.qless.view import recur_view
 
 if TYPE_CHECKING:
@@ -34,8 +33,7 @@ def recur(
     template shows its queue's throttle after its own (its children get both)."""
     if interval_ms <= 0:
         raise QlessError("Recur(): Arg 'interval' must be greater than 0")
-    if jid.startswith(BEANSTALKD_JID):
-        raise reserved_jid("Recur", jid)
+    check_new_jid("Recur", jid)
     q.at(now)
     q.queue(queue, now)
     job = q.jobs.get(jid)
