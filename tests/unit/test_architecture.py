@@ -109,9 +109,7 @@ def test_no_underscore_member_of_engine_tube_or_conn_is_used_outside_its_file() 
 
 def test_the_private_use_scan_finds_a_planted_call(tmp_path: Path) -> None:
     planted = tmp_path / "ext.py"
-    planted.write_text(
-        "def f(q):\n    q.engine._serve(q.tube, 0)\n    self._serve()\n"
-    )
+    planted.write_text("def f(q):\n    q.engine._serve(q.tube, 0)\n    self._serve()\n")
     found = private_uses(planted, {"_serve"})
     assert len(found) == 1 and found[0].endswith(":2: ._serve")
 
