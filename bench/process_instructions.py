@@ -9,7 +9,8 @@ put+reserve+delete (`reserve-with-timeout 0`), counted as one request of three c
 The in-process `bench.instructions` stays for finer work on the engine.
 
     python -m bench.process_instructions [--work put,prd] [--requests 4000]
-        [--servers beanpod,beanstalkd] [--beanpod-cmd 'python -m beanpod serve']
+        [--servers beanpod,beanstalkd] [--beanpod-cmd 'python -m beanpod serve'] [--wal]
+        [--src OTHER_CHECKOUT/src]
 
 beanpod runs as `<this python> -m beanpod serve --workq-port off` with BEANPOD_HTTP=off
 and PYTHONPATH=<repo>/src, so the build in src/ is measured (compiled modules where they
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.servers import workq_off
 
 REPO = Path(__file__).resolve().parent.parent
 BODY = b"x" * 100
@@ -100,10 +103,13 @@ def _free_port() -> int:
 
 
 def _count(argv: list[str], env: dict[str, str], work: str, requests: int) -> int:
-    """Instructions of one server run answering `requests` requests."""
+    """Instructions of one server run answering `requests` requests; `{wal}` in `argv`
+    becomes a fresh WAL directory of this run."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-pi-"))
     out = tmp / "cachegrind.out"
     port = _free_port()
+    (tmp / "wal").mkdir()
+    argv = [str(tmp / "wal") if arg == "{wal}" else arg for arg in argv]
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
            *argv, "-l", "127.0.0.1", "-p", str(port)]  # fmt: skip
     log = open(tmp / "server.log", "w+b")  # noqa: SIM115 - closed below
@@ -127,10 +133,12 @@ def _count(argv: list[str], env: dict[str, str], work: str, requests: int) -> in
 def _server(name: str, args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ, PYTHONHASHSEED="0")
     if name == "beanstalkd":
-        return [args.beanstalkd], env
+        return [args.beanstalkd, *(["-b", "{wal}"] if args.wal else [])], env
     env["BEANPOD_HTTP"] = "off"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(args.src), env.get("PYTHONPATH")) if p)
-    return [*shlex.split(args.beanpod_cmd), "--workq-port", "off"], env
+    wal = ["-b", "{wal}"] if args.wal else []
+    no_workq = workq_off(sys.executable, {"PYTHONPATH": env["PYTHONPATH"]})
+    return [*shlex.split(args.beanpod_cmd), "--workq-port", no_workq, *wal], env
 
 
 def main() -> None:
@@ -141,6 +149,7 @@ def main() -> None:
     parser.add_argument("--beanstalkd", default="beanstalkd")
     parser.add_argument("--src", type=Path, default=REPO / "src")
     parser.add_argument("--beanpod-cmd", default=f"{sys.executable} -m beanpod serve")
+    parser.add_argument("--wal", action="store_true", help="keep a WAL (-b, fresh per run)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is needed: apt-get install -y valgrind")

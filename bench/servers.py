@@ -47,11 +47,11 @@ class ServerKind:
         # Only the beanstalkd dialect is measured: no Workq listener (its fixed default
         # port would also clash with any other beanpod on the machine).
         env = {"PYTHONPATH": pythonpath}
-        argv = (python, "-m", "beanpod", "serve", "--workq-port", _workq_off(python, env))
+        argv = (python, "-m", "beanpod", "serve", "--workq-port", workq_off(python, env))
         return ServerKind("beanpod", argv, env)
 
 
-def _workq_off(python: str, env: dict[str, str]) -> str:
+def workq_off(python: str, env: dict[str, str]) -> str:
     """How the tree says "no Workq listener": `off`, or `0` in trees from before
     2026-11-27 (where 0 meant disabled; it now means any free port)."""
     help_text = subprocess.run(
