@@ -21,7 +21,7 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["-b", "/tmp/x"], "--binlog-dir cannot be used with --cluster"),
+        (["-s", "1048576"], "--segment-size cannot be used with --cluster"),
         (["-f", "0"], "--fsync-ms cannot be used with --cluster"),
         (["--redis-port", "6380"], "--redis-port cannot be used with --cluster"),
         (["--workq-port", "9923"], "--workq-port cannot be used with --cluster"),
@@ -38,6 +38,8 @@ def test_options_that_cannot_apply_are_refused(args: list[str], says: str) -> No
 def test_node_id_is_required_and_needs_cluster() -> None:
     assert "--cluster needs --node-id" in serve("--cluster", URL).stderr
     assert "--node-id needs --cluster" in serve("--node-id", "n1").stderr
+    assert "--trim-every needs --cluster" in serve("--trim-every", "1").stderr
+    assert "--checkpoint-batches needs --cluster" in serve("--checkpoint-batches", "5").stderr
 
 
 def test_the_cluster_address_is_parsed() -> None:
