@@ -79,7 +79,11 @@ def test_the_log_stays_bounded_and_etcd_is_compacted(trimmed: Nodes, etcd: EtcdM
     assert count(member, log) < 60  # of 400 batches and more
     assert compacted(member, log)  # the deleted batches' history is gone too
     kill(leader)
-    all_there(trimmed.leader(besides=leader), acked, acked[0])
+    new = trimmed.leader(besides=leader)
+    all_there(new, acked, acked[0])
+    trimmed.launch(leader)  # it comes back from its own checkpoint (or a peer's)
+    wait_for(lambda: "loaded" in leader.log.read_text(), 30, "no checkpoint loaded")
+    trimmed.followers_agree(new)
 
 
 def test_a_node_down_past_the_trim_point_catches_up_from_a_peer(

@@ -171,6 +171,9 @@ class ClusterNode:
                                      kept - 1, settings.token)  # fmt: skip
         if snap is not None:
             self.position = await _drive(checkpoint.load(snap, self.restorer))
+            log.info("cluster: checkpoint of log/%d loaded: %d jobs; folding the log after it",
+                     self.position, len(self.restorer.jobs))  # fmt: skip
+            self._drop_ledger()
         self.loaded = True
         if self.keeper is not None and snap is not None:
             self.keeper.last = self.position
@@ -218,7 +221,18 @@ class ClusterNode:
             )
         self.restorer.fold(seq, iter_frames(kv.value, 0))
         self.position = seq
+        self._drop_ledger()
         self._checkpoint_fold()
+
+    def _drop_ledger(self) -> None:
+        """What the fold keeps for a WAL's compaction ledger (jobs by segment, the
+        checkpoint's runs of jobs), which a cluster never uses: it would hold every
+        deleted job of a follower that runs for days."""
+        restorer = self.restorer
+        restorer.pins.clear()
+        restorer.runs.clear()
+        restorer.unpinned.clear()
+        restorer.in_one_tube = None
 
     async def _follow(self) -> None:
         """Fold batches as they are appended: a watch from the position (re-read after any
