@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from bench.etcd_members import free_port
 
 from beanpod.server.cluster import parse_cluster
 
@@ -54,4 +56,14 @@ def test_a_bad_cluster_address_is_one_line() -> None:
     done = serve("--cluster", "etcd://nowhere", "--node-id", "n1", "-l", "127.0.0.11",
                  "-p", "11300")  # fmt: skip
     assert done.returncode == 2 and "expected etcd://" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_checkpoint_directory_of_another_cluster_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cluster").write_text("other\n")
+    port = str(free_port("127.0.0.11"))
+    done = serve("--cluster", URL, "--node-id", "n1", "-l", "127.0.0.11", "-p", port,
+                 "--http", "off", "-b", str(tmp_path))  # fmt: skip
+    assert done.returncode == 2
+    assert f"{tmp_path} holds checkpoints of cluster 'other'" in done.stderr
     assert "Traceback" not in done.stderr
