@@ -12,18 +12,21 @@ shutdown writes it. Either way a restart loads it and folds the log past its seq
 from __future__ import annotations
 
 import logging
+import mmap
+import os
 from collections.abc import Generator
 from pathlib import Path
 
 from beanpod.durability import snapshot as snapshot_payload
 from beanpod.durability.restore import Restorer
 from beanpod.storage import snapshot as snapshot_file
-from beanpod.storage.segments import list_segments
+from beanpod.storage.segments import OsFileIO, list_segments
 
 log = logging.getLogger("beanpod.cluster")
 
 COVERED = 0  # the table's one index: its `end` is the seq covered (a u64)
 OWNER = "cluster"  # DIR/cluster: the cluster's name
+PEER_TMP = "snapshot.peer"  # a peer's checkpoint, downloaded, until it is checked
 
 
 class CheckpointDirError(ValueError):
@@ -84,15 +87,40 @@ def write(directory: Path, seq: int, payload: list[bytes]) -> int:
     return snapshot_file.write(directory, {COVERED: seq}, payload)
 
 
-def install(directory: Path | None, data: bytes, at_least: int) -> snapshot_file.Snapshot:
-    """A peer's checkpoint, checked (its checksums, that it covers log/`at_least`),
-    written to DIR (when the node has one) and returned. Raises SnapshotError if it is
-    not usable, OSError if it cannot be written."""
+def accept(data: bytes | mmap.mmap, at_least: int) -> snapshot_file.Snapshot:
+    """A peer's checkpoint, checked: its checksums, and that it covers log/`at_least`.
+    Raises SnapshotError if it is not usable."""
     snap = snapshot_file.decode(data)
     seq = seq_of(snap)
     if seq < at_least:
         raise snapshot_file.SnapshotError(f"it covers up to log/{seq}, not log/{at_least}")
-    if directory is None:
-        return snap
-    write(directory, seq, [data[snap.start :]])  # the same bytes, written as ours are
+    return snap
+
+
+def peer_file(directory: Path) -> Path:
+    """Where a peer's checkpoint is downloaded before it is checked."""
+    return directory / PEER_TMP
+
+
+def install(directory: Path, at_least: int) -> snapshot_file.Snapshot:
+    """The downloaded peer's checkpoint (`peer_file`), checked (`accept`), becomes DIR's
+    checkpoint (fsynced, renamed). Raises SnapshotError if it is not usable (the
+    download is removed), OSError if it cannot be kept."""
+    tmp = peer_file(directory)
+    try:
+        with open(tmp, "rb") as f:
+            if os.fstat(f.fileno()).st_size < snapshot_file.HEADER_SIZE:
+                raise snapshot_file.SnapshotError("shorter than a checkpoint's header")
+            os.fsync(f.fileno())
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            snap = accept(data, at_least)
+        except snapshot_file.SnapshotError:
+            data.close()
+            raise
+    except snapshot_file.SnapshotError:
+        os.unlink(tmp)
+        raise
+    os.replace(tmp, path_of(directory))
+    OsFileIO().sync_dir(str(directory))
     return snap

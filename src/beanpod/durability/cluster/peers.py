@@ -1,8 +1,8 @@
 """A node whose position is below the log's trim point cannot fold from etcd: it takes
 the checkpoint of a peer whose published seq covers the point (keeper.py publishes
 them), from that peer's HTTP listener (`GET /cluster/checkpoint`, with the cluster's
-`--http-token` when one is set: a checkpoint holds every job's body), checks its
-checksums and seq, and keeps it in its own -b DIR.
+`--http-token` when one is set: a checkpoint holds every job's body), streamed into
+its own -b DIR, checks its checksums and seq, and keeps it there.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ log = logging.getLogger("beanpod.cluster")
 
 PATH = "/cluster/checkpoint"
 FETCH_SECONDS = 120.0  # a checkpoint of millions of jobs is hundreds of MB
+CHUNK = 1 << 20  # bytes written at a time while downloading
 
 
 def trim_key(prefix: bytes) -> bytes:
@@ -59,22 +60,30 @@ async def fetch(etcd: Etcd, prefix: bytes, node_id: str, directory: Path | None,
             continue
         url = f"http://{info['http']}{PATH}"
         try:
-            data = await _get(etcd.session, url, headers)
-            snap = checkpoint.install(directory, data, at_least)
+            snap = await _take(etcd.session, url, headers, directory, at_least)
         except (aiohttp.ClientError, TimeoutError, SnapshotError, OSError) as exc:
             failures.append(f"{node}: {exc!r}")
             continue
-        log.info("cluster: took %s's checkpoint of log/%d (%d bytes)", node, _seq(info), len(data))
+        log.info("cluster: took %s's checkpoint of log/%d (%d bytes)", node, _seq(info),
+                 len(snap.data))  # fmt: skip
         return snap
     raise EtcdError(f"no peer's checkpoint covers log/{at_least}: {'; '.join(failures) or 'none'}")
 
 
-async def _get(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> bytes:
+async def _take(session: aiohttp.ClientSession, url: str, headers: dict[str, str],
+                directory: Path | None, at_least: int) -> Snapshot:  # fmt: skip
+    """Download a checkpoint: into DIR (streamed, then checked and kept), or into memory
+    for a node without -b."""
     timeout = aiohttp.ClientTimeout(total=FETCH_SECONDS)
     async with session.get(url, headers=headers, timeout=timeout) as resp:
         if resp.status != 200:
             raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
-        return await resp.read()
+        if directory is None:
+            return checkpoint.accept(await resp.read(), at_least)
+        with open(checkpoint.peer_file(directory), "wb") as out:
+            async for chunk in resp.content.iter_chunked(CHUNK):
+                out.write(chunk)
+    return checkpoint.install(directory, at_least)
 
 
 def _seq(info: dict[str, object]) -> int:
