@@ -260,6 +260,10 @@ class EtcdJournal:
     def _fail(self, why: str) -> bool:
         """Acknowledge nothing more: the node steps down (its connections close)."""
         self.failed = why
+        for _, future in self.boundaries:  # no batch ends there any more
+            if not future.done():
+                future.set_exception(EtcdError(why))
+        self.boundaries.clear()
         log.error("cluster: %s", why)
         self.lost(why)
         return False

@@ -35,10 +35,11 @@ class Keeper:
         self.directory = directory
         self.every = every
         self.last = -1  # the seq of the latest durable checkpoint
+        self.tried = -1  # the seq of the latest checkpoint that failed
         self.running: asyncio.Task[None] | None = None
 
     def due(self, seq: int) -> bool:
-        return self.running is None and seq - self.last >= self.every
+        return self.running is None and seq - max(self.last, self.tried) >= self.every
 
     def start(self, payload: list[bytes], seq: int | asyncio.Future[int]) -> None:
         """Write `payload` (encoded now, from a state that is the log up to `seq`; a
@@ -46,11 +47,12 @@ class Keeper:
         self.running = asyncio.get_running_loop().create_task(self._write(payload, seq))
 
     async def _write(self, payload: list[bytes], covers: int | asyncio.Future[int]) -> None:
-        started = time.monotonic()
+        started, seq = time.monotonic(), -1
         try:
             seq = covers if isinstance(covers, int) else await covers
             size = await asyncio.to_thread(checkpoint.write, self.directory, seq, payload)
-        except OSError as exc:
+        except (OSError, EtcdError) as exc:  # (EtcdError: the leader's journal failed)
+            self.tried = seq  # the next try comes `every` batches later
             log.warning("cluster: checkpoint not written (%s); the old one stays", exc)
             return
         finally:

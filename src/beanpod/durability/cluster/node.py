@@ -287,7 +287,7 @@ class ClusterNode:
             self.follower.cancel()
         try:
             await self._catch_up()
-        except EtcdError as exc:
+        except (EtcdError, Behind) as exc:
             return self.lost(f"taking over: the log could not be read: {exc}")
         restored = self.restorer.finish(self.now())
         states = {key: state for key, (_, state) in restored.states.items()}
