@@ -8,6 +8,8 @@ import itertools
 import os
 import signal
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +35,18 @@ def trimmed(etcd: EtcdMembers, tmp_path: Path) -> Iterator[Nodes]:
     """Three nodes keeping checkpoints in -b DIR, trimming often."""
     name = f"trim{next(_names)}-{tmp_path.name}"
     nodes = Nodes(etcd.endpoints, name, tmp_path, extra=TUNING, checkpoints=True).start()
+    yield nodes
+    nodes.stop()
+
+
+@pytest.fixture
+def with_token(etcd: EtcdMembers, tmp_path: Path) -> Iterator[Nodes]:
+    """As `trimmed`, every node with the same --http-token."""
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    name = f"token{next(_names)}-{tmp_path.name}"
+    extra = (*TUNING, "--http-token", str(token))
+    nodes = Nodes(etcd.endpoints, name, tmp_path, extra=extra, checkpoints=True).start()
     yield nodes
     nodes.stop()
 
@@ -94,8 +108,9 @@ def test_the_log_stays_bounded_and_etcd_is_compacted(trimmed: Nodes, etcd: EtcdM
 
 
 def test_a_node_down_past_the_trim_point_catches_up_from_a_peer(
-    trimmed: Nodes, etcd: EtcdMembers
+    with_token: Nodes, etcd: EtcdMembers
 ) -> None:
+    trimmed = with_token  # peers send the cluster's token for a checkpoint
     member, prefix = etcd.members[0].client, f"/beanpod/{trimmed.name}/"
     leader = trimmed.leader()
     trimmed.followers_agree(leader)
@@ -108,6 +123,11 @@ def test_a_node_down_past_the_trim_point_catches_up_from_a_peer(
     wait_for(lambda: int(value(member, prefix + "trim") or 0) > 180, 30,
              "the log was not trimmed past the stopped node")  # fmt: skip
 
+    url = f"http://{leader.host}:{leader.http}/cluster/checkpoint"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url, timeout=5)  # it holds every job: not without the token
+    refused.value.close()
+    assert refused.value.code == 401
     trimmed.launch(away)
     wait_for(away.ready, 30, "the node did not come back")
     trimmed.followers_agree(leader)
