@@ -64,6 +64,8 @@ class Nodes:
     name: str  # the cluster's name
     workdir: Path
     nodes: list[Node] = field(default_factory=list)
+    extra: tuple[str, ...] = ()  # more `beanpod serve` options, for every node
+    checkpoints: bool = False  # each node keeps its checkpoints in -b WORKDIR/<node id>
 
     def start(self) -> Nodes:
         for index, host in enumerate(HOSTS):
@@ -78,10 +80,18 @@ class Nodes:
         node.process = subprocess.Popen(
             [sys.executable, "-m", "beanpod", "serve", "--cluster",
              f"etcd://{self.etcd}/{self.name}", "--node-id", node.node_id, "-l", node.host,
-             "-p", str(node.port), "--http", f"{node.host}:{node.http}"],
+             "-p", str(node.port), "--http", f"{node.host}:{node.http}",
+             *self.node_options(node)],
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         log.close()
+
+    def node_options(self, node: Node) -> list[str]:
+        data = ["-b", str(self.data_dir(node))] if self.checkpoints else []
+        return [*data, *self.extra]
+
+    def data_dir(self, node: Node) -> Path:
+        return self.workdir / f"{node.node_id}-data"
 
     def leader(self, seconds: float = 30, besides: Node | None = None) -> Node:
         """The node whose /leader answers 200 (other than `besides`), once one does."""

@@ -32,7 +32,7 @@ etcd_endpoints=127.0.0.11:2379,127.0.0.12:2379,127.0.0.13:2379
 for i in 1 2 3; do
   host=${hosts[$((i - 1))]}
   python3 -m beanpod serve --cluster "etcd://$etcd_endpoints/try" --node-id "n$i" \
-    -l "$host" -p 11300 --http "$host:8080" >"$work/n$i.log" 2>&1 &
+    -l "$host" -p 11300 --http "$host:8080" -b "$work/n$i" >"$work/n$i.log" 2>&1 &
   pids+=($!)
   export "BEANPOD_NODE$i=$host:11300" "BEANPOD_NODE${i}_HTTP=8080"
 done

@@ -219,7 +219,7 @@ def serve(
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
     http_token: str | None, metrics_max_tubes: int, analytics_dir: str | None, log_format: str,
     check_moves: bool, print_config: bool, cluster: str | None, node_id: str | None,
-    **edge: object,
+    checkpoint_batches: int, trim_every: float, defrag_every: float, **edge: object,
 ) -> None:  # fmt: skip
     """Start the server (in memory) on 127.0.0.1:11300 (beanstalkd) and :9922 (Workq)."""
     ctx = click.get_current_context()
@@ -243,6 +243,7 @@ def serve(
         check_moves=check_moves, edge=edge_settings(edge), redis_port=redis_port,
         redis_address=redis_listen, redis_password=_password(redis_password_file),
         redis_allow_flush=redis_allow_flush, cluster=cluster, node_id=node_id,
+        checkpoint_batches=checkpoint_batches, trim_every=trim_every, defrag_every=defrag_every,
     )  # fmt: skip
     try:
         run_server(config)

@@ -13,10 +13,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # serve's parameters that cannot apply on a cluster's node, and why
 REFUSED = {
-    "binlog_dir": "the log is kept in etcd (a node's local checkpoints come in a later slice)",
     "fsync_ms": "durability is etcd's: a reply waits for the etcd commit",
     "no_fsync": "durability is etcd's: a reply waits for the etcd commit",
-    "checkpoint_floor": "the log is kept in etcd",
+    "checkpoint_floor": "the log is kept in etcd (a node checkpoints every --checkpoint-batches)",
     "segment_size": "the log is kept in etcd",
     "workq_port": "Workq is not served by a cluster yet (beanstalkd and HTTP only)",
     "redis_port": "the Redis-protocol door is not served by a cluster yet",
@@ -24,7 +23,19 @@ REFUSED = {
 }
 
 
+# options of a cluster's node only
+TUNING = ("checkpoint_batches", "trim_every", "defrag_every")
+
+
 def cluster_options(command: F) -> F:
+    command = _tuning("--defrag-every", click.FloatRange(min=0), 3600.0, "SECONDS",
+                      "the leader defragments etcd's members (one at a time) after a trim at "
+                      "most this often; 0: never")(command)  # fmt: skip
+    command = _tuning("--trim-every", click.FloatRange(min=0.1), 10.0, "SECONDS",
+                      "how often the leader trims the log below the checkpoint two nodes "
+                      "hold, then compacts etcd")(command)  # fmt: skip
+    command = _tuning("--checkpoint-batches", click.IntRange(min=1), 1000, "N",
+                      "with -b DIR, a checkpoint there every N log batches")(command)  # fmt: skip
     command = click.option(
         "--node-id",
         default=None,
@@ -44,8 +55,9 @@ def check_cluster(
 ) -> None:
     """Refuse, in one line, what cannot apply on a cluster's node."""
     if cluster is None:
-        if node_id is not None:
-            raise click.UsageError("--node-id needs --cluster")
+        for name in ("node_id", *TUNING):
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+                raise click.UsageError(f"--{name.replace('_', '-')} needs --cluster")
         return
     if not node_id:
         raise click.UsageError("--cluster needs --node-id ID (this node's name)")
@@ -55,3 +67,11 @@ def check_cluster(
         if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
             flag = "--" + name.replace("_", "-")
             raise click.UsageError(f"{flag} cannot be used with --cluster: {why}")
+
+
+def _tuning(
+    flag: str, kind: click.FloatRange | click.IntRange, default: float, metavar: str, says: str
+) -> Callable[[F], F]:
+    """An option of a cluster's node only (refused without --cluster)."""
+    return click.option(flag, type=kind, default=default, show_default=True, metavar=metavar,
+                        help=f"With --cluster: {says}.")  # fmt: skip

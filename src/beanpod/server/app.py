@@ -323,6 +323,7 @@ class App:
         except ValueError as exc:
             raise StartupError("cannot join the cluster", str(exc), EXIT_USAGE) from exc
         self.readiness.leader = self.cluster.leader
+        self.readiness.checkpoint = self.cluster.checkpoint
         await self.cluster.join()
 
     def _replayed(self) -> tuple[int, int]:

@@ -17,11 +17,14 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from beanpod.durability.cluster import checkpoint
 from beanpod.durability.cluster.etcd import parse_endpoints
 from beanpod.durability.cluster.node import ClusterNode, ClusterSettings
 from beanpod.protocols.beanstalkd import inspect
+from beanpod.server.http import read_token
 from beanpod.server.startup import EXIT_USAGE, StartupError
 
 if TYPE_CHECKING:
@@ -77,7 +80,15 @@ class ClusterRole:
     def __init__(self, app: App, url: str, node_id: str) -> None:
         endpoints, name = parse_cluster(url)
         config = app.config
-        settings = ClusterSettings(endpoints, name, node_id, f"{config.address}:{config.port}")
+        directory = None if config.binlog_dir is None else Path(config.binlog_dir)
+        if directory is not None:
+            checkpoint.claim(directory, name)
+        settings = ClusterSettings(
+            endpoints, name, node_id, f"{config.address}:{config.port}", directory=directory,
+            http=None if app.http is None else app.http.address,
+            token=read_token(config.http_token_file), checkpoint_batches=config.checkpoint_batches,
+            trim_every=config.trim_every, defrag_every=config.defrag_every,
+        )  # fmt: skip
         self.app = app
         self.node = ClusterNode(app.engine, settings, app.clock.now, self.lead, self.step_down)
         self.followers: set[FollowerSession] = set()
@@ -89,6 +100,12 @@ class ClusterRole:
     def leader(self) -> tuple[bool, dict[str, str] | None]:
         """For GET /leader: (this node leads, the leader as last seen)."""
         return self.node.leading, self.node.leader
+
+    def checkpoint(self) -> str | None:
+        """For GET /cluster/checkpoint: this node's latest checkpoint file, if any."""
+        directory = self.node.settings.directory
+        path = None if directory is None else checkpoint.path_of(directory)
+        return str(path) if path is not None and path.exists() else None
 
     async def join(self) -> None:
         """Take the lease and fold the log; lead at once if nobody does."""

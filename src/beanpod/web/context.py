@@ -73,6 +73,9 @@ class Readiness:
     # GET /leader, on a cluster's node: (this node leads, the leader's {"node", "address"}
     # as last seen); None on a single node
     leader: Callable[[], tuple[bool, dict[str, str] | None]] | None = None
+    # GET /cluster/checkpoint, on a cluster's node: the file of its latest checkpoint
+    # (None: it has none yet)
+    checkpoint: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,16 @@ def add_routes(app: web.Application, ctx: WebContext) -> None:
             return web.json_response(seen)
         return web.json_response({"leader": seen}, status=503)
 
+    async def checkpoint(request: web.Request) -> web.StreamResponse:
+        """A cluster node's latest checkpoint, for a peer behind the log's trim point
+        (it holds every job: the token is needed when one is set, as for the API)."""
+        path = None if ctx.readiness.checkpoint is None else ctx.readiness.checkpoint()
+        if path is None:
+            return web.json_response({"error": "no checkpoint here"}, status=404)
+        return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
+
     app.router.add_get("/leader", leader)
+    app.router.add_get("/cluster/checkpoint", checkpoint)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
 

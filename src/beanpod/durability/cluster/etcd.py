@@ -16,6 +16,7 @@ import aiohttp
 
 CALL_SECONDS = 1.0  # a transaction not answered by then has an unknown outcome
 READ_SECONDS = 10.0  # a range of the log carries up to PAGE batches of up to 1 MiB
+DEFRAG_SECONDS = 60.0  # a member rewrites its whole database file
 READ_BUFFER = 8 << 20  # a watch line carries whole batches (base64): room for several
 
 
@@ -124,6 +125,33 @@ class Etcd:
         answer = await self.call("/v3/kv/range", body, seconds=READ_SECONDS)
         kvs = [key_value(raw) for raw in answer.get("kvs", [])]
         return kvs, bool(answer.get("more")), int(answer["header"]["revision"])
+
+    async def put(self, key: bytes, value: bytes) -> None:
+        await self.call("/v3/kv/put", {"key": b64(key), "value": b64(value)})
+
+    async def count(self, key: bytes, end: bytes) -> int:
+        """How many keys [key, end) holds now."""
+        body = {"key": b64(key), "range_end": b64(end), "count_only": True}
+        return int((await self.call("/v3/kv/range", body)).get("count", 0))
+
+    # ---- maintenance ---------------------------------------------------------------------
+
+    async def compact(self, revision: int) -> None:
+        """Drop the history before `revision` (what deleted keys still took)."""
+        await self.call("/v3/kv/compaction", {"revision": revision}, seconds=READ_SECONDS)
+
+    async def defragment(self, endpoint: str) -> None:
+        """Give the space compaction freed back to the file system, on this one member
+        (it stops answering meanwhile: one member at a time)."""
+        timeout = aiohttp.ClientTimeout(total=DEFRAG_SECONDS)
+        url = endpoint + "/v3/maintenance/defragment"
+        try:
+            async with self.session.post(url, json={}, timeout=timeout) as resp:
+                answer = await resp.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise EtcdError(f"{url}: {exc!r}") from exc
+        if isinstance(answer, dict) and "error" in answer:
+            raise EtcdError(f"{url}: {answer.get('error')}")
 
     # ---- leases --------------------------------------------------------------------------
 

@@ -51,11 +51,12 @@ class Fence:
         self.leader_key = leader_key
         self.revision = revision
 
+    def leads(self) -> dict[str, Any]:
+        """The compare: this node's leader key is still the one it created."""
+        return {"key": b64(self.leader_key), "target": "CREATE", "create_revision": self.revision}
+
     def compare(self, key: bytes) -> list[dict[str, Any]]:
-        return [
-            {"key": b64(self.leader_key), "target": "CREATE", "create_revision": self.revision},
-            {"key": b64(key), "target": "VERSION", "version": 0},
-        ]
+        return [self.leads(), {"key": b64(key), "target": "VERSION", "version": 0}]
 
     def reads(self, key: bytes) -> list[dict[str, Any]]:
         """A failed append reads the leader key and the log key (see `wrote`)."""
@@ -97,6 +98,10 @@ class EtcdJournal:
         self.failed: str | None = None
         self.progress = ReplayProgress()  # the node's fold of the log (/readyz)
         self.restored = Restored()  # what the takeover placed
+        self.taken = 0  # records taken into batches so far
+        self.cut = 0  # a batch ends after this many records (`boundary`)
+        self.boundaries: list[tuple[int, asyncio.Future[int]]] = []  # (records, its seq)
+        self.committed: Callable[[int], None] = lambda seq: None  # after each commit
 
     # ---- the composition root's DurableLog ---------------------------------------------
 
@@ -171,6 +176,18 @@ class EtcdJournal:
         self._schedule()
         return future
 
+    def boundary(self) -> asyncio.Future[int]:
+        """The seq of the batch that ends with the last record appended so far, once it
+        has committed: records appended later go to later batches, so the engine as it
+        is now is the log up to that seq (a leader's checkpoint)."""
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        if self.records_written == self.count:
+            future.set_result(self.next_seq - 1)
+        else:
+            self.cut = max(self.cut, self.count)
+            self.boundaries.append((self.count, future))
+        return future
+
     # ---- sending -----------------------------------------------------------------------
 
     def _schedule(self) -> None:
@@ -192,13 +209,15 @@ class EtcdJournal:
     def _take(self) -> tuple[list[bytes], list[Held]]:
         """Up to MAX_BATCH bytes of records; the held replies go with the last batch."""
         taken, size = 0, 0
-        for record in self.records:
+        limit = self.cut - self.taken if self.cut > self.taken else len(self.records)
+        for record in self.records[:limit]:
             if taken and size + len(record) > MAX_BATCH:
                 break
             size += len(record)
             taken += 1
         records, self.records = self.records[:taken], self.records[taken:]
         self.size -= size
+        self.taken += taken
         held: list[Held] = []
         if not self.records:
             held, self.waiting = self.waiting, []
@@ -226,12 +245,25 @@ class EtcdJournal:
             self.next_seq += 1
             self.records_written += len(records)
             self.bytes_written += len(batch)
+            self._reached(seq)
             return True
         return self._fail(why)
+
+    def _reached(self, seq: int) -> None:
+        """log/`seq` committed: the boundaries it ends are known; the node may checkpoint."""
+        while self.boundaries and self.boundaries[0][0] <= self.records_written:
+            _, future = self.boundaries.pop(0)
+            if not future.done():
+                future.set_result(seq)
+        self.committed(seq)
 
     def _fail(self, why: str) -> bool:
         """Acknowledge nothing more: the node steps down (its connections close)."""
         self.failed = why
+        for _, future in self.boundaries:  # no batch ends there any more
+            if not future.done():
+                future.set_exception(EtcdError(why))
+        self.boundaries.clear()
         log.error("cluster: %s", why)
         self.lost(why)
         return False

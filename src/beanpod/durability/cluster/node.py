@@ -14,13 +14,18 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from beanpod.core.engine import Engine
+from beanpod.durability import snapshot as snapshot_payload
+from beanpod.durability.cluster import checkpoint, peers
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, KeyValue, b64, prefix_end, unb64
 from beanpod.durability.cluster.journal import EtcdJournal, Fence, log_key
+from beanpod.durability.cluster.keeper import Keeper
+from beanpod.durability.cluster.trim import Trimmer
 from beanpod.durability.progress import ReplayProgress
 from beanpod.durability.restore import Restorer
 from beanpod.storage.framing import FRAME_SIZE, iter_frames
@@ -42,6 +47,16 @@ class ClusterSettings:
     keepalive_every: float = 0.3  # several keep-alives per lease
     campaign_every: float = 0.2  # how often a follower tries the leader key
     margin: float = 0.3  # the lease counts as lost this long before etcd would expire it
+    directory: Path | None = None  # -b DIR: this node's checkpoints (None: it keeps none)
+    http: str | None = None  # HOST:PORT of its HTTP listener (peers fetch checkpoints there)
+    token: str | None = None  # --http-token: the cluster's, sent to peers' listeners
+    checkpoint_batches: int = 1000  # a checkpoint every this many batches
+    trim_every: float = 10.0  # the leader trims the log at most this often (seconds)
+    defrag_every: float = 3600.0  # ... and defragments etcd's members at most this often
+
+
+class Behind(Exception):
+    """The log's first batches were trimmed past this node's position (peers.py)."""
 
 
 class ClusterNode:
@@ -73,6 +88,11 @@ class ClusterNode:
         self.follower: asyncio.Task[None] | None = None
         self.won = asyncio.Event()
         self.loop = asyncio.get_running_loop()
+        self.loaded = False  # a checkpoint was looked for (and folded, if there was one)
+        self.keeper = None if settings.directory is None else Keeper(
+            self.etcd, self.prefix, settings.node_id, settings.http, settings.directory,
+            settings.checkpoint_batches,
+        )  # fmt: skip
 
     @property
     def leading(self) -> bool:
@@ -90,8 +110,11 @@ class ClusterNode:
         while True:
             try:
                 await self._grant()
+                await self._load()
                 await self._catch_up()
                 break
+            except Behind as exc:  # trimmed meanwhile: start again from a peer's
+                return self.lost(str(exc))
             except EtcdError as exc:
                 log.warning("cluster: etcd not usable yet (%s); trying again", exc)
                 await asyncio.sleep(JOIN_RETRY_SECONDS)
@@ -130,6 +153,49 @@ class ClusterNode:
             return
         self.loop.call_later(self.valid_until - time.monotonic(), self.watchdog)
 
+    # ---- checkpoints ---------------------------------------------------------------------
+
+    async def _load(self) -> None:
+        """Start from a checkpoint: this node's own, or a peer's when the log was trimmed
+        past it (or it has none), then fold the log past its seq."""
+        if self.loaded:
+            return
+        settings, directory = self.settings, self.settings.directory
+        kept = await peers.first_kept(self.etcd, self.prefix)
+        snap = None if directory is None else checkpoint.read_local(directory)
+        if snap is not None and checkpoint.seq_of(snap) + 1 < kept:
+            snap.close()
+            snap = None
+        if snap is None and kept > 0:
+            snap = await peers.fetch(self.etcd, self.prefix, settings.node_id, directory,
+                                     kept - 1, settings.token)  # fmt: skip
+        if snap is not None:
+            self.position = await _drive(checkpoint.load(snap, self.restorer))
+            log.info("cluster: checkpoint of log/%d loaded: %d jobs; folding the log after it",
+                     self.position, len(self.restorer.jobs))  # fmt: skip
+            self._drop_ledger()
+        self.loaded = True
+        if self.keeper is not None and snap is not None:
+            self.keeper.last = self.position
+            await self.keeper.publish()
+
+    def _checkpoint_fold(self) -> None:
+        """A follower's checkpoint: its fold as it is, the log up to `position`."""
+        if self.keeper is not None and self.keeper.due(self.position) and not self.leading:
+            self.keeper.start(snapshot_payload.encode_folded(self.restorer), self.position)
+
+    def _checkpoint_engine(self, seq: int) -> None:
+        """A leader's checkpoint (after log/`seq` committed): its engine as it is, which
+        is the log up to the batch its journal ends here."""
+        journal = self.journal
+        if self.keeper is None or journal is None or not self.keeper.due(seq):
+            return
+        engine = self.engine
+        pauses = {tube.name: 0 for tube in engine.tube_list if tube.pause_until}
+        states = {key: (0, value) for key, value in journal.state_values.items()}
+        payload = snapshot_payload.encode(engine, pauses, states)
+        self.keeper.start(payload, journal.boundary())
+
     # ---- following -----------------------------------------------------------------------
 
     async def _catch_up(self) -> int:
@@ -149,9 +215,24 @@ class ClusterNode:
         if seq <= self.position:
             return  # folded already (a watch replays from the revision read)
         if seq != self.position + 1:
-            raise EtcdError(f"log/{seq} arrived before log/{self.position + 1}")
+            raise Behind(
+                f"log/{seq} is the first batch kept, this node folded up to "
+                f"log/{self.position}: restarting to take a peer's checkpoint"
+            )
         self.restorer.fold(seq, iter_frames(kv.value, 0))
         self.position = seq
+        self._drop_ledger()
+        self._checkpoint_fold()
+
+    def _drop_ledger(self) -> None:
+        """What the fold keeps for a WAL's compaction ledger (jobs by segment, the
+        checkpoint's runs of jobs), which a cluster never uses: it would hold every
+        deleted job of a follower that runs for days."""
+        restorer = self.restorer
+        restorer.pins.clear()
+        restorer.runs.clear()
+        restorer.unpinned.clear()
+        restorer.in_one_tube = None
 
     async def _follow(self) -> None:
         """Fold batches as they are appended: a watch from the position (re-read after any
@@ -163,6 +244,8 @@ class ClusterNode:
                 async for kvs in self.etcd.watch(self.log_prefix, end, revision + 1):
                     for kv in kvs:
                         self._fold(kv)
+            except Behind as exc:
+                return self.lost(str(exc))
             except Exception as exc:  # etcd's or aiohttp's: the watch broke, read again
                 log.warning("cluster: following the log again after: %r", exc)
             await asyncio.sleep(RETRY_SECONDS)
@@ -204,7 +287,7 @@ class ClusterNode:
             self.follower.cancel()
         try:
             await self._catch_up()
-        except EtcdError as exc:
+        except (EtcdError, Behind) as exc:
             return self.lost(f"taking over: the log could not be read: {exc}")
         restored = self.restorer.finish(self.now())
         states = {key: state for key, (_, state) in restored.states.items()}
@@ -214,6 +297,10 @@ class ClusterNode:
         )
         self.journal.restored = restored
         self.journal.progress = self.progress
+        self.journal.committed = self._checkpoint_engine
+        trimmer = Trimmer(self.etcd, self.prefix, fence, self.settings.trim_every,
+                          self.settings.defrag_every)  # fmt: skip
+        self.tasks.append(self.loop.create_task(trimmer.run()))
         self.engine.journal = self.journal
         self.lead()
         self.leader = json.loads(value)
@@ -232,6 +319,18 @@ class ClusterNode:
                 task.cancel()
         if self.journal is not None:
             await self.journal.aclose()
+        if self.keeper is not None:
+            await self.keeper.close()
         with contextlib.suppress(EtcdError):
             await self.etcd.revoke(self.lease)
         await self.etcd.close()
+
+
+async def _drive(steps: Generator[int, None, int]) -> int:
+    """Take a generator's steps, letting the loop run between them; its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return int(done.value)
+        await asyncio.sleep(0)
