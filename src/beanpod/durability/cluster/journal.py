@@ -28,7 +28,6 @@ from beanpod.durability.records import (
     encode_state,
     encode_update,
 )
-from beanpod.durability.restore import Restored
 from beanpod.storage.framing import FRAME_SIZE, frame, frame_pair
 
 log = logging.getLogger("beanpod.cluster")
@@ -86,8 +85,7 @@ class EtcdJournal:
         self.next_seq = next_seq
         self.state_values = states  # named states: key -> latest value
         self.lost = lost
-        self.count = 0  # records appended so far
-        self.reads = 0  # reads of `appended` while records are uncommitted
+        self.appended = 0  # records appended so far
         self.records: list[bytes] = []  # not yet sent
         self.size = 0
         self.waiting: list[Held] = []  # released once `records` are committed
@@ -96,13 +94,8 @@ class EtcdJournal:
         self.bytes_written = 0
         self.failed: str | None = None
         self.progress = ReplayProgress()  # the node's fold of the log (/readyz)
-        self.restored = Restored()  # what the takeover placed
 
     # ---- the composition root's DurableLog ---------------------------------------------
-
-    async def open_async(self, now: int) -> Restored:
-        """The node's takeover restored the engine before this journal existed."""
-        return self.restored
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
         """As beanstalkd shows its binlog: the batches in etcd stand for segments."""
@@ -119,7 +112,7 @@ class EtcdJournal:
     def _append(self, record: bytes) -> None:
         self.records.append(record)
         self.size += len(record)
-        self.count += 1
+        self.appended += 1
         self._schedule()
 
     def record_put(self, job: Job) -> None:
@@ -146,24 +139,20 @@ class EtcdJournal:
 
     # ---- the connections' Commits ------------------------------------------------------
 
-    @property
-    def appended(self) -> int:
-        """Records appended so far; while some are not committed, a new number at every
-        read, so a session holds every reply of a batch meanwhile: a reply may show a job
-        whose put is still in flight (a reserve or peek of it, a stats count), and no
-        client may see what a failover could erase."""
-        if self.records or self.sending is not None:
-            self.reads += 1
-            return -self.reads
-        return self.count
-
-    def holds_woken_replies(self) -> bool:
+    def holds_every_reply(self) -> bool:
+        """Yes: a reply may show a job whose put is still in flight (a reserve or peek of
+        it, a stats count), and no client may see what a failover could erase."""
         return True
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
+        """Send `data` once every record appended so far is committed: at once when none
+        is in flight (then nothing of the session waits either: `waiting` is empty)."""
         session.held += 1
-        self.waiting.append((session, data, close))
-        self._schedule()
+        if self.records or self.sending is not None or self.failed is not None:
+            self.waiting.append((session, data, close))
+            self._schedule()
+        else:
+            release([(session, data, close)])
 
     def settled(self) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -212,9 +212,8 @@ class ClusterNode:
         self.journal = EtcdJournal(
             self.engine, self.etcd, self.prefix, fence, self.position + 1, states, self.lost
         )
-        self.journal.restored = restored
         self.journal.progress = self.progress
-        self.engine.journal = self.journal
+        self.engine.keep_journal(self.journal)
         self.lead()
         self.leader = json.loads(value)
         self.watchdog()
