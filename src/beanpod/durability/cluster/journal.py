@@ -145,14 +145,12 @@ class EtcdJournal:
         return True
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
-        """Send `data` once every record appended so far is committed: at once when none
-        is in flight (then nothing of the session waits either: `waiting` is empty)."""
+        """Send `data` once every record appended so far, and this turn, is committed (a
+        woken reserve's reply comes before the put that woke it is recorded): at the end
+        of the turn when nothing is in flight then."""
         session.held += 1
-        if self.records or self.sending is not None or self.failed is not None:
-            self.waiting.append((session, data, close))
-            self._schedule()
-        else:
-            release([(session, data, close)])
+        self.waiting.append((session, data, close))
+        self._schedule()
 
     def settled(self) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
