@@ -14,7 +14,9 @@ from pathlib import Path
 from setuptools import setup
 
 # The modules to compile: one list, in src/beanpod/build.py (the running process reports it).
-COMPILED = runpy.run_path("src/beanpod/build.py")["COMPILED"]
+_BUILD = runpy.run_path("src/beanpod/build.py")
+COMPILED = _BUILD["COMPILED"]
+pure_requested = _BUILD["pure_requested"]  # BEANPOD_PURE, read in one place
 
 
 # pip runs this file to learn the build's requirements before it installs beanpod's own
@@ -27,7 +29,7 @@ MYPY_OPTIONS = ["--config-file", "", "--ignore-missing-imports", "--follow-impor
 
 def _why_pure() -> str | None:
     """Why this build cannot compile, or None when it can."""
-    if os.environ.get("BEANPOD_PURE", "") not in ("", "0"):
+    if pure_requested():
         return "BEANPOD_PURE is set"
     compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:

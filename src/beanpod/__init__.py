@@ -2,9 +2,8 @@
 
 __version__ = "0.1.0"
 
-import os as _os
+from beanpod.build import pure_requested as _pure_requested
+from beanpod.build import use_pure as _use_pure
 
-if _os.environ.get("BEANPOD_PURE", "") not in ("", "0"):  # the pure build of a compiled tree
-    from beanpod.build import use_pure as _use_pure
-
+if _pure_requested():  # the pure build of a compiled tree
     _use_pure()

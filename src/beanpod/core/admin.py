@@ -13,7 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
-from beanpod.core.job import JobState
+from beanpod.core.job import JobState, owner
 from beanpod.core.tube import MAX_TUBE_NAME
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def bury(engine: Engine, conn: Conn, job_id: int, now: int) -> Outcome:
     job = engine.jobs.get(job_id)
     if job is None or job.state not in (JobState.READY, JobState.DELAYED):
         return Outcome.NOT_FOUND
-    if job.ext is not None:
+    if owner(job)[0] != "beanstalkd":
         return Outcome.HELD  # qless and Workq jobs fail through their own dialect
     if engine.refuses():
         return Outcome.NO_ROOM
@@ -95,7 +95,7 @@ def move(engine: Engine, job_id: int, target: str, now: int) -> tuple[Outcome, J
     job = engine.jobs.get(job_id)
     if job is None or job.state not in (JobState.READY, JobState.DELAYED, JobState.BURIED):
         return Outcome.NOT_FOUND, None
-    if job.ext is not None:
+    if owner(job)[0] != "beanstalkd":
         return Outcome.HELD, None
     if engine.draining:
         return Outcome.DRAINING, None

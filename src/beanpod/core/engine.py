@@ -291,14 +291,20 @@ class Engine(Clients):
         if self.events is not None:
             self.events.emit(now, "pause", None, name, conn.id if conn else None, delay_ms=delay)
         if delay > 0:
-            tube.pause_ms = delay
-            tube.pause_until = now + delay
-            self.timers.arm(tube.pause_until, PAUSE_END, tube)
+            self.restore_pause(tube, delay, now + delay)
         else:
             self._unpause(tube, now)
         if self.journal is not None:
             self.journal.record_pause(tube)
         return True
+
+    def restore_pause(self, tube: Tube, pause_ms: int, until: int) -> None:
+        """Stop reservations from `tube` until `until` (a pause of `pause_ms`, as
+        stats-tube shows it): `pause_tube`'s, and the write-ahead log's restore of a pause
+        still running (no event, no record: both were written when it began)."""
+        tube.pause_ms = pause_ms
+        tube.pause_until = until
+        self.timers.arm(until, PAUSE_END, tube)
 
     def _unpause(self, tube: Tube, now: int) -> None:
         tube.pause_ms = 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 
-from beanpod.core.job import EXT_DECODERS, JobExt
+from beanpod.core.job import EXT_DECODERS
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.workq.ext import WorkqExt
 
@@ -25,12 +25,4 @@ def describe(kind: int, data: bytes) -> str:
         ext = decoder(data)
     except (struct.error, ValueError, KeyError, TypeError) as exc:
         return f"{NAMES.get(kind, kind)} (unreadable: {exc})"
-    return f"{NAMES.get(kind, kind)}:{_name(ext)}"
-
-
-def _name(ext: JobExt) -> str:
-    if isinstance(ext, WorkqExt):
-        return ext.uuid_text
-    if isinstance(ext, QlessExt | RecurExt):
-        return ext.jid
-    return "?"
+    return f"{NAMES.get(kind, kind)}:{ext.key}"

@@ -87,7 +87,7 @@ class ExtensionMoves(Moves):
     def time_out(self, job: Job, now: int) -> None:
         """A reservation ran out of time: it ends, counted as a timeout (job, tube and
         engine) with a timeout event. The job is then in no queue: `expire` makes it
-        ready, an extension may finish it instead (a Workq job out of attempts)."""
+        ready, an extension's expire hook may finish it instead."""
         self.unreserve(job)
         job.timeouts += 1
         job.tube.timeouts += 1
@@ -96,7 +96,12 @@ class ExtensionMoves(Moves):
             self.events.emit(now, "timeout", job.id, job.tube.name, None)
 
     def expire(self, job: Job, now: int) -> None:
-        """A reservation ran out of time: the job goes back to ready (the TTR_EXPIRY
-        handler; an extension's handler may call it for the jobs it leaves alone)."""
+        """A reservation ran out of time (the TTR_EXPIRY handler): it ends, counted as a
+        timeout; an extension's expire hook (`expire_hooks`) may then place the job
+        itself (a Workq job out of attempts fails), else it goes back to ready."""
         self.time_out(job, now)
+        if job.ext is not None:
+            for hook in self.expire_hooks:
+                if hook(job, now):
+                    return
         self.make_ready(job, now)

@@ -92,10 +92,17 @@ class JobExt(Protocol):
     """Dialect extras carried by a job (Workq uuid/ttl/result, qless data...).
 
     `KIND` names the codec in EXT_DECODERS; `encode()` gives the bytes the write-ahead
-    log stores with the job, so extras survive a restart like the job itself.
+    log stores with the job, so extras survive a restart like the job itself. `DIALECT`
+    owns the jobs carrying it, and knows each by its `key` (see `owner`).
     """
 
     KIND: ClassVar[int]
+    DIALECT: ClassVar[str]  # "workq", "qless"
+
+    @property
+    def key(self) -> str:
+        """The id the dialect's clients know the job by (a qless jid, a Workq uuid)."""
+        ...
 
     def encode(self) -> bytes: ...
 
@@ -235,12 +242,43 @@ def move(job: Job, new: JobState, check: MoveCheck | None) -> None:
     job.state = new
 
 
+def owner(job: Job) -> tuple[str, str]:
+    """Which dialect owns `job`, and the id it knows the job by: ("beanstalkd", "") for a
+    plain job, else its extension's (("qless", jid), ("workq", uuid)). The one answer the
+    console, the job filters and the operator's moves read."""
+    ext = job.ext
+    return ("beanstalkd", "") if ext is None else (ext.DIALECT, ext.key)
+
+
 def fold_logged_state(job: Job, logged: JobState) -> None:
     """Write-ahead-log replay only: the state the job's latest record names, while the
     restart folds records into jobs that are in no queue yet. The moves in between were
     never logged (a reserve is not), so nothing is checked here; the restart's placing
     move (inside `Engine.restarting()`) is."""
     job.state = logged
+
+
+def fold_logged_update(
+    job: Job,
+    pri: int,
+    delay: int,
+    ttr: int,
+    deadline: int,
+    logged: JobState,
+    entry: int | None,
+    counters: int,
+) -> None:
+    """Write-ahead-log replay only: an update record folded into its job (unchecked, as
+    `fold_logged_state`); `entry` is the ready key its placement will use, when READY."""
+    job.pri, job.delay, job.ttr, job.deadline = pri, delay, ttr, deadline
+    fold_logged_state(job, logged)
+    job.entry = entry
+    job.counters = counters
+
+
+def fold_logged_counters(job: Job, counters: int) -> None:
+    """Write-ahead-log replay only: a snapshot's packed counters (`Job.counters`)."""
+    job.counters = counters
 
 
 def restored_job(

@@ -55,6 +55,11 @@ class Ledger:
         # Called as hook(job, now) before a job carrying extension data is kicked, so
         # extensions see it leave buried/delayed (a kicked failed qless job leaves its group).
         self.kick_hooks: list[Callable[[Job, int], None]] = []
+        # Called as hook(job, now) when the TTR of a reserved job carrying extension data
+        # ran out (the reservation has ended, counted as a timeout): True when the
+        # extension placed the job itself (a Workq job out of attempts fails), else the
+        # engine makes it ready.
+        self.expire_hooks: list[Callable[[Job, int], bool]] = []
         self.default_tube = self.tube(DEFAULT_TUBE)
         self.default_tube.refs += 1  # "default" always exists
 
@@ -66,6 +71,10 @@ class Ledger:
         meter.jobs = len(self.jobs)
         meter.body_bytes = sum(len(job.body) for job in self.jobs.values())
         self.meter = meter
+
+    def keep_journal(self, journal: Journal | None) -> None:
+        """From now on, record every change in `journal` (None: in none)."""
+        self.journal = journal
 
     # ---- tubes -------------------------------------------------------------------------
 
@@ -97,6 +106,13 @@ class Ledger:
                 self.tube_list[tube.index] = last
                 last.index = tube.index
             self.timers.cancel(tube)
+
+    def drop_if_unused(self, tube: Tube) -> None:
+        """Forget `tube` if nothing refers to it (a restart created it for jobs all
+        deleted since)."""
+        if not tube.refs:
+            tube.refs = 1
+            self.unref(tube)
 
     def allocate_id(self) -> int:
         """Use up the next job id (beanstalkd spends one even on a put it then refuses)."""

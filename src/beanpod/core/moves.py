@@ -68,8 +68,11 @@ class Moves(Ledger):
         each holding its ready key (`restored_job`; `keys`: those keys, when the caller
         has them, sorted here in place). The keys are sorted once and join the heap in
         one extend, the counters change once (urgent jobs are the keys below pri 1024's
-        first): C-level passes instead of a call per job."""
+        first): C-level passes instead of a call per job. The jobs count in `tube` (and
+        hold a reference on it) from now on."""
         check_placed(jobs, READY, self.check)
+        tube.jobs += len(jobs)
+        tube.refs += len(jobs)
         if keys is None:
             keys = list(map(_ENTRY, jobs))
         keys.sort()
@@ -81,6 +84,27 @@ class Moves(Ledger):
         tube.urgent += urgent
         if tube.waiting:
             self.serve_waiters(tube, now)
+
+    def place_restored(self, job: Job, now: int) -> None:
+        """Place a job a restart re-created in a state other than READY (inside
+        `restarting()`): it counts in its tube from now on; a delayed one keeps its due
+        time, a buried one goes last in the bury order, a reserved one comes back ready
+        with a timeout event (a restart ends every reservation), a job in an extension's
+        held state (HELD_STATES) is left for the extension to re-place."""
+        tube = job.tube
+        tube.jobs += 1
+        tube.refs += 1
+        state = job.state
+        if state is DELAYED:
+            self.make_delayed(job, job.deadline)
+        elif state is BURIED:
+            self.make_buried(job)
+        elif state is RESERVED:
+            if self.events is not None:
+                self.events.emit(now, "timeout", job.id, tube.name, None)
+            self.make_ready(job, now)
+        else:
+            self.hold(job, state)
 
     def make_delayed(self, job: Job, due: int) -> None:
         """Place a job that is in no queue in its tube's delayed heap until `due`: state

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from beanpod.core.job import STATE_NAMES, Job, JobState
+from beanpod.core.job import STATE_NAMES, Job, JobState, owner
 from beanpod.core.qless.api import READ_ONLY, call
 from beanpod.core.qless.ext import QlessExt, RecurExt
 from beanpod.core.qless.view import job_view as qless_view
@@ -95,7 +95,6 @@ class JobView:
     kicks: int
     body_size: int
     created_ms: int
-    reserved_by: int | None = None  # the connection holding it (reserved jobs)
     file: int = 0  # the WAL segment holding its latest full record (stats-job `file`)
     dialect: str = "beanstalkd"  # who put it: beanstalkd, workq or qless
     key: str = ""  # the id its application knows: the qless jid or the Workq uuid
@@ -147,18 +146,14 @@ def _job_view(job: Job, now: int) -> JobView:
         time_left_ms=max(0, job.deadline - now) if timed else 0, reserves=job.reserves,
         timeouts=job.timeouts, releases=job.releases, buries=job.buries, kicks=job.kicks,
         body_size=len(job.body), created_ms=job.created,
-        reserved_by=None if job.reserver is None else job.reserver.id, file=job.file,
+        file=job.file,
         **_identity(job), holder=None if job.reserver is None else _holder(job, now),
     )  # fmt: skip
 
 
 def _identity(job: Job) -> dict[str, str]:
-    ext = job.ext
-    if isinstance(ext, (QlessExt, RecurExt)):
-        return {"dialect": "qless", "key": ext.jid}
-    workq = workq_ext(job)
-    return {"dialect": "beanstalkd", "key": ""} if workq is None else {
-        "dialect": "workq", "key": workq.uuid_text}  # fmt: skip
+    dialect, key = owner(job)
+    return {"dialect": dialect, "key": key}
 
 
 def _holder(job: Job, now: int) -> HolderView:
@@ -295,7 +290,7 @@ def matches(engine: Engine, flt: JobFilter, job_id: int) -> bool:
         and job.tube.name == flt.tube
         and STATE_NAMES[job.state] == flt.state
         and (not flt.contains or flt.contains in job.body)
-        and not (flt.skip_qless and isinstance(job.ext, QlessExt))
+        and not (flt.skip_qless and owner(job)[0] == "qless")
     )
 
 

@@ -151,7 +151,7 @@ class WalJournal:
     def settled(self) -> asyncio.Future[None]:
         return self.commit.settled()
 
-    def holds_woken_replies(self) -> bool:
+    def holds_every_reply(self) -> bool:
         return False
 
 

@@ -14,7 +14,6 @@ from beanpod.core.journal import Journal
 
 if TYPE_CHECKING:
     from beanpod.durability.progress import ReplayProgress
-    from beanpod.durability.restore import Restored
 
 
 class Holder(Protocol):
@@ -29,11 +28,8 @@ class Commits(Protocol):
     """A connection's view of the log: did my batch append records, and hold my replies
     until they are as durable as the log promises (written; with `-f 0`, fsynced)."""
 
-    @property
-    def appended(self) -> int:
-        """Records appended so far: a session compares it around a batch, and holds the
-        batch's replies when it moved."""
-        ...
+    appended: int  # records appended so far: a session compares it around a batch, and
+    # holds the batch's replies when it moved
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         """Send `data` to `session` (then close it, if asked) once every record appended
@@ -45,13 +41,13 @@ class Commits(Protocol):
         without a connection, e.g. an HTTP action)."""
         ...
 
-    def holds_woken_replies(self) -> bool:
-        """Whether the reply to a waiting command (a reserve woken by another connection's
-        put) goes through `hold` like a batch's. The cluster's log: yes, no client may see
-        what a failover could erase, and the put that woke it is journalled just after
-        (the engine places a job, serving a waiter, before it records the put). The local
-        WAL: no; as beanstalkd, a waiting worker gets a new job at once (the put's own
-        reply still waits for the write)."""
+    def holds_every_reply(self) -> bool:
+        """Whether a session hands every reply to `hold` (asked once, when it opens), not
+        only those of a batch that appended records and those queued behind them. The
+        cluster's log: yes, no client may see what a failover could erase (a reserve of a
+        job whose put is in flight, or woken by it: the engine places a job, serving a
+        waiter, before it records the put). The local WAL: no; as beanstalkd, a waiting
+        worker gets a new job at once (the put's own reply still waits for the write)."""
         ...
 
 
@@ -71,11 +67,6 @@ class DurableLog(Journal, Commits, Protocol):
     """A log the composition root opens, reports on and closes."""
 
     progress: ReplayProgress  # start-up replay, for /readyz
-
-    async def open_async(self, now: int) -> Restored:
-        """Restore the engine from the log (letting the event loop run meanwhile), then
-        become its journal."""
-        ...
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
         """(oldest index, current index, records migrated, records written, max size)."""

@@ -24,11 +24,10 @@ from beanpod.core.job import (
     Job,
     JobExt,
     JobState,
-    fold_logged_state,
+    fold_logged_update,
     restored_job,
 )
 from beanpod.core.pqueue import ready_key
-from beanpod.core.timers import PAUSE_END
 from beanpod.core.tube import Tube
 from beanpod.durability.records import (
     DELETE,
@@ -261,10 +260,10 @@ class Restorer:
         if job is None:
             return  # an update whose job's segment was already dropped
         self.jobs[rec.id] = job  # re-insert: buried jobs keep their bury order
-        job.pri, job.delay, job.ttr, job.deadline = rec.pri, rec.delay, rec.ttr, rec.deadline
-        fold_logged_state(job, _state(rec.state))
-        job.entry = ready_key(job.pri, job.id) if job.state is READY else None  # see finish
-        job.counters = _pack(rec.counters)
+        state = _state(rec.state)
+        entry = ready_key(rec.pri, rec.id) if state is READY else None  # see finish
+        fold_logged_update(job, rec.pri, rec.delay, rec.ttr, rec.deadline, state, entry,
+                           _pack(rec.counters))  # fmt: skip
         if rec.ext_kind:
             self.ext[rec.id] = (rec.ext_kind, rec.ext)
         else:
@@ -282,19 +281,15 @@ class Restorer:
         else:
             _place_all(engine, list(self.jobs.values()), now, len(self.tubes) == 1)
         for tube in self.tubes.values():
-            if not tube.refs:  # every job of it was deleted: it does not exist
-                tube.refs += 1
-                engine.unref(tube)
-        engine.next_id = max(engine.next_id, self.next_id)
+            engine.drop_if_unused(tube)  # every job of it was deleted: it does not exist
+        engine.ids_above(self.next_id - 1)
         pins = {segment: held for segment, held in self.pins.items() if held}
         result = Restored(len(self.jobs), engine.next_id, states=self.states, pins=pins,
                           runs=self.runs, unpinned=self.unpinned)  # fmt: skip
         for name, (file, pause) in self.pauses.items():
             paused = engine.tubes.get(name)
             if paused is not None and pause.pause_ms > 0 and pause.pause_until > now:
-                paused.pause_ms = pause.pause_ms
-                paused.pause_until = pause.pause_until
-                engine.timers.arm(pause.pause_until, PAUSE_END, paused)
+                engine.restore_pause(paused, pause.pause_ms, pause.pause_until)
                 result.paused[name] = file
         return result
 
@@ -338,8 +333,6 @@ def _place_ready(
     engine: Engine, tube: Tube, jobs: list[Job], now: int, keys: list[int] | None = None
 ) -> None:
     """Place jobs of `tube` made READY at once (`keys`: theirs, when known)."""
-    tube.jobs += len(jobs)
-    tube.refs += len(jobs)
     with engine.restarting():
         engine.make_ready_restored(tube, jobs, now, keys)
 
@@ -357,22 +350,7 @@ def _by_tube(jobs: list[Job], one_tube: bool) -> list[tuple[Tube, list[Job]]]:
 
 
 def _place_each(engine: Engine, jobs: Iterable[Job], now: int) -> None:
-    """The jobs not READY, one move each (the engine's moves bound once)."""
-    make_ready, make_delayed = engine.make_ready, engine.make_delayed
-    make_buried = engine.make_buried
-    events = engine.events
+    """The jobs not READY, one move each, in order (buried jobs keep their bury order)."""
+    place = engine.place_restored
     for job in jobs:
-        tube = job.tube
-        tube.jobs += 1
-        tube.refs += 1
-        state = job.state
-        if state is JobState.DELAYED:
-            make_delayed(job, job.deadline)
-        elif state is JobState.BURIED:
-            make_buried(job)
-        elif state is JobState.RESERVED:  # a restart ends every reservation
-            if events is not None:
-                events.emit(now, "timeout", job.id, tube.name, None)
-            make_ready(job, now)
-        else:  # an extension's held state (HELD_STATES): it re-places the job itself
-            engine.hold(job, state)
+        place(job, now)

@@ -33,7 +33,7 @@ from operator import add, attrgetter, mul
 from typing import Any, Protocol, TypeAlias, TypeVar, cast
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import BURIED, READY, Job, JobState, restored_job
+from beanpod.core.job import BURIED, READY, Job, JobState, fold_logged_counters, restored_job
 from beanpod.core.pqueue import ready_keys
 from beanpod.core.tube import Tube
 from beanpod.durability.records import PauseRecord, RecordError
@@ -73,7 +73,7 @@ def encode_folded(restorer: Restorer) -> list[bytes]:
     built from the log): each job in the state its latest record names, in fold order
     (the order `finish` places them in), with its extension's logged bytes."""
     engine = restorer.engine
-    engine.next_id = max(engine.next_id, restorer.next_id)
+    engine.ids_above(restorer.next_id - 1)
     pauses = [
         (name, file, rec.pause_ms, rec.pause_until) for name, (file, rec) in restorer.pauses.items()
     ]
@@ -261,7 +261,7 @@ def load(restorer: Restorer, data: bytes | Payload, start: int) -> Iterator[int]
             keys += cast("list[int]", made_keys)
         yield len(jobs)
     for at, r, t, rel, b, k in counted:
-        jobs[at].counters = r | t << 32 | rel << 64 | b << 96 | k << 128
+        fold_logged_counters(jobs[at], r | t << 32 | rel << 64 | b << 96 | k << 128)
     for (at, kind, _), raw in zip(exts, ext_bytes, strict=True):
         restorer.ext[columns.ids[at]] = (kind, raw)
     restorer.next_id = max(restorer.next_id, next_id)

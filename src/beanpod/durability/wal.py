@@ -101,7 +101,7 @@ class Durability(WalJournal):
         if settings.checkpoint_floor:
             self.commit.after_write = self.checkpoints.after_write
             self.checkpoints.watch_idle()
-        self.engine.journal = self
+        self.engine.keep_journal(self)
 
     # ---- checkpoints -----------------------------------------------------------------
 
@@ -163,7 +163,7 @@ class Durability(WalJournal):
             return
         log.info("WAL snapshot written: %d jobs, %.1f MB", len(engine.jobs), size / 1e6)
         if self.engine.journal is self:
-            self.engine.journal = None
+            self.engine.keep_journal(None)
         if self.lock is not None:
             self.lock.release()
 

@@ -204,12 +204,19 @@ class App:
             return  # no jobs to restore: the extensions can load once beanstalkd serves
         await self.load_extensions()  # the log may hold their jobs
         await self._open_wal()
+        self.after_restore()
+
+    def after_restore(self) -> None:
+        """What follows a restore of the engine from its log (the WAL's at start-up, a
+        cluster node's takeover): the event log closes the reservations the last stop cut,
+        the extensions index the jobs restored, and the loop's timer covers their timers."""
+        now = self.clock.now()
         if self.events is not None:  # before qless takes its locks back (reserve events)
             from beanpod.server.cut_reservations import close_cut_reservations
 
-            close_cut_reservations(self.engine, self.events, self.clock.now())
-        self.qless.reattach(self.clock.now())  # index qless jobs the log restored
-        self.workq.reattach(self.clock.now())  # index Workq jobs the log restored, if any
+            close_cut_reservations(self.engine, self.events, now)
+        self.qless.reattach(now)  # index qless jobs the log restored
+        self.workq.reattach(now)  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers
 
     async def start(self, install_signals: bool = True) -> list[str]:

@@ -33,6 +33,8 @@ class BatchSession(asyncio.Protocol):
         self.closed = False
         self.held = 0  # replies waiting for the WAL's group commit (durability/commit.py)
         self.commits: Commits | None = app.wal  # the write-ahead log, with -b DIR
+        # every reply goes through the log's `hold` (a cluster's: Commits.holds_every_reply)
+        self.hold_all = app.wal is not None and app.wal.holds_every_reply()
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
         self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
@@ -141,9 +143,9 @@ class BatchSession(asyncio.Protocol):
 
     def _send(self, data: bytes) -> None:
         """Write now, unless earlier replies are still held for the WAL (keep order) or
-        the log wants a woken command's reply to wait for what woke it (a cluster)."""
+        the log wants every reply to wait for what it appended (a cluster)."""
         commits = self.commits
-        if commits is not None and (self.held or commits.holds_woken_replies()):
+        if commits is not None and (self.held or self.hold_all):
             commits.hold(self, data)
         elif self.transport is not None:
             self.transport.write(data)
@@ -162,7 +164,8 @@ class BatchSession(asyncio.Protocol):
             out.insert(0, self.early)
             self.early = None
         commits = self.commits
-        if commits is not None and (self.held or commits.appended != mark) and (out or close):
+        if (commits is not None and (self.held or commits.appended != mark or self.hold_all)
+                and (out or close)):  # fmt: skip
             commits.hold(self, b"".join(out), close)
             return
         transport = self.transport

@@ -122,10 +122,7 @@ class ClusterRole:
         app, journal = self.app, self.node.journal
         assert journal is not None
         app.wal = app.info.wal = journal
-        now = app.clock.now()
-        app.qless.reattach(now)
-        app.workq.reattach(now)
-        app.rearm()
+        app.after_restore()  # as a restart's: cut reservations closed, extensions indexed
         for session in list(self.followers):  # they reconnect to a serving leader
             if session.transport is not None:
                 session.transport.close()

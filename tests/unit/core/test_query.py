@@ -6,7 +6,9 @@ import pytest
 
 from beanpod.core import query
 from beanpod.core.engine import Engine
-from beanpod.core.job import MoveCheck
+from beanpod.core.job import MoveCheck, owner
+from beanpod.core.qless.ext import QlessExt, RecurExt
+from beanpod.core.workq.ext import WorkqExt
 
 S = 1000
 
@@ -42,3 +44,19 @@ def test_views_and_listings_by_state() -> None:
     assert query.tube_names(engine) == ["default", "jobs"]
     with pytest.raises(ValueError, match="unknown state"):
         list(query.jobs_in(engine, "jobs", "lost"))
+
+
+def test_one_answer_to_which_dialect_owns_a_job() -> None:
+    """core.job.owner: what the console's views, the job filter's exclude=qless and the
+    operator's moves all read."""
+    engine = Engine(MoveCheck())
+    tube = engine.tube("t")
+    uuid = b"0c0f6c3e-4a5e-4b8e-9f00-000000000001"
+    exts = [None, QlessExt("j1", "K", "t"), RecurExt("r1", "K", "t", 5), WorkqExt(uuid)]
+    jobs = [engine.put(None, tube, 0, 0, S, b"", 0, ext=ext) for ext in exts]
+    expected = [("beanstalkd", ""), ("qless", "j1"), ("qless", "r1"), ("workq", uuid.decode())]
+    assert [owner(job) for job in jobs] == expected
+    views = [query.job_view(engine, job.id, 0) for job in jobs]
+    assert [(v.dialect, v.key) for v in views if v is not None] == expected
+    flt = query.JobFilter("t", "ready", skip_qless=True)
+    assert [query.matches(engine, flt, job.id) for job in jobs] == [True, False, False, True]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from beanpod.core.job import JobState
+from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT
 from beanpod.core.workq import NOT_FOUND, TIMEOUT
 from beanpod.core.workq.ext import FAILED, NEW, PENDING, workq_state
@@ -164,3 +165,19 @@ def test_timeout_answers_run_even_when_result_waits_too() -> None:
     wq.result(U1, 5000, 0, other)
     engine.tick(200)
     assert run.got == [TIMEOUT] and other.got == [NOT_FOUND]
+
+
+def test_workq_hooks_the_engines_expiry_instead_of_replacing_its_handler() -> None:
+    """The engine's TTR handler stays its own `expire`; Workq decides through its expire
+    hook, and a plain job beside a Workq one still goes back to ready."""
+    engine, wq = make()
+    assert engine.timer_handlers[TTR_EXPIRY] == engine.expire and len(engine.expire_hooks) == 1
+    conn = wq.connect()
+    job = wq.add(conn, U1, "q", 100, 60_000, b"", now=0, max_attempts=1)
+    plain_conn = engine.connect()
+    plain = engine.put(plain_conn, engine.tube("p"), 0, 0, 100, b"", 0)
+    engine.reserve_job(plain_conn, plain.id, 0)
+    wq.lease(conn, ["q"], 0, 0, Outcomes())
+    engine.tick(100)
+    assert workq_state(job) == FAILED and plain.state is JobState.READY
+    assert (job.timeouts, plain.timeouts, engine.counts.job_timeouts) == (1, 1, 2)

@@ -33,6 +33,7 @@ class QlessExt:
     (set once the data is replaced, so the replacement survives a restart)."""
 
     KIND: ClassVar[int] = 2
+    DIALECT: ClassVar[str] = "qless"
 
     __slots__ = (*_JOB_FIELDS, "job")
 
@@ -64,6 +65,10 @@ class QlessExt:
         self.unlocked: list[str] = []  # throttles whose lock throttle.release took back
         self.job: Job | None = None
 
+    @property
+    def key(self) -> str:
+        return self.jid
+
     def encode(self) -> bytes:
         doc = {name: getattr(self, name) for name in _JOB_FIELDS}
         doc["dependencies"] = list(self.dependencies)
@@ -93,6 +98,7 @@ class RecurExt:
     `next_at`. It is the target of its own spawn timer."""
 
     KIND: ClassVar[int] = 3
+    DIALECT: ClassVar[str] = "qless"
 
     __slots__ = (*_RECUR_FIELDS, "job", "timer")
 
@@ -111,6 +117,10 @@ class RecurExt:
         self.throttles: list[str] = []  # given to each child
         self.job: Job | None = None
         self.timer: Any = None
+
+    @property
+    def key(self) -> str:
+        return self.jid
 
     def encode(self) -> bytes:
         doc = {name: getattr(self, name) for name in _RECUR_FIELDS}

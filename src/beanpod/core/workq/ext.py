@@ -52,6 +52,7 @@ class WorkqExt:
     """A Workq job's extras. Times are engine milliseconds; 0 means "none"."""
 
     KIND: ClassVar[int] = 1
+    DIALECT: ClassVar[str] = "workq"
 
     __slots__ = (
         "attempts",
@@ -96,6 +97,10 @@ class WorkqExt:
     @property
     def uuid_text(self) -> str:
         return self.uuid.decode("ascii")
+
+    @property
+    def key(self) -> str:
+        return self.uuid_text
 
     @property
     def attempt_limit(self) -> int:

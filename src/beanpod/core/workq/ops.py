@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import COMPLETE, RESERVED, STATE_NAMES, Job
-from beanpod.core.timers import TTR_EXPIRY
 from beanpod.core.waiters import TIMED_OUT, ReserveOutcome
 from beanpod.core.workq.ext import (
     OUTCOME_COMPLETED,
@@ -73,8 +72,8 @@ class Workq:
         handlers = engine.timer_handlers
         handlers[TTL_DUE] = self._ttl_due
         handlers[WAIT_DUE] = self._wait_due
-        handlers[TTR_EXPIRY] = self._ttr_due
         engine.destroy_hooks.append(self._forget)
+        engine.expire_hooks.append(self._expired)
 
     # ---- connections -------------------------------------------------------------------
 
@@ -430,22 +429,22 @@ class Workq:
         if wait.run and job is not None:
             self._remove(job, now, None, "delete")
 
-    def _ttr_due(self, job: Job, now: int) -> None:
-        """TTR expiry: Workq jobs whose attempts are used up fail; an expired run ends."""
+    def _expired(self, job: Job, now: int) -> bool:
+        """Engine expire hook (a lease's TTR ran out; the reservation has ended, counted as
+        a timeout): a Workq job whose attempts are used up fails, an expired run ends;
+        True when so. Otherwise the engine makes the job ready again."""
         ext = workq_ext(job)
         if ext is None:
-            self.engine.expire(job, now)
-            return
+            return False
         run_ended = ext.is_run and any(w.run and w.expired for w in self.waits.get(job.id, ()))
         if not run_ended and ext.attempts < ext.attempt_limit:
-            self.engine.expire(job, now)
-            return
-        self.engine.time_out(job, now)
+            return False
         if run_ended:
             self._answer(job, TIMEOUT)
             self._remove(job, now, None, "delete", detached=True)
         else:
             self._finish(job, OUTCOME_FAILED, b"", now, detached=True)  # out of attempts
+        return True
 
 
 def _cid(conn: Conn | None) -> int | None:

@@ -46,16 +46,10 @@ def prefix_end(prefix: bytes) -> bytes:
 class KeyValue:
     key: bytes
     value: bytes
-    create_revision: int
-    mod_revision: int
-    version: int
 
 
 def key_value(raw: dict[str, Any]) -> KeyValue:
-    return KeyValue(
-        unb64(raw.get("key")), unb64(raw.get("value")), int(raw.get("create_revision", 0)),
-        int(raw.get("mod_revision", 0)), int(raw.get("version", 0)),
-    )  # fmt: skip
+    return KeyValue(unb64(raw.get("key")), unb64(raw.get("value")))
 
 
 def parse_endpoints(text: str) -> list[str]:

@@ -28,7 +28,6 @@ from beanpod.durability.records import (
     encode_state,
     encode_update,
 )
-from beanpod.durability.restore import Restored
 from beanpod.storage.framing import FRAME_SIZE, frame, frame_pair
 
 log = logging.getLogger("beanpod.cluster")
@@ -87,8 +86,7 @@ class EtcdJournal:
         self.next_seq = next_seq
         self.state_values = states  # named states: key -> latest value
         self.lost = lost
-        self.count = 0  # records appended so far
-        self.reads = 0  # reads of `appended` while records are uncommitted
+        self.appended = 0  # records appended so far
         self.records: list[bytes] = []  # not yet sent
         self.size = 0
         self.waiting: list[Held] = []  # released once `records` are committed
@@ -97,17 +95,12 @@ class EtcdJournal:
         self.bytes_written = 0
         self.failed: str | None = None
         self.progress = ReplayProgress()  # the node's fold of the log (/readyz)
-        self.restored = Restored()  # what the takeover placed
         self.taken = 0  # records taken into batches so far
         self.cut = 0  # a batch ends after this many records (`boundary`)
         self.boundaries: list[tuple[int, asyncio.Future[int]]] = []  # (records, its seq)
         self.committed: Callable[[int], None] = lambda seq: None  # after each commit
 
     # ---- the composition root's DurableLog ---------------------------------------------
-
-    async def open_async(self, now: int) -> Restored:
-        """The node's takeover restored the engine before this journal existed."""
-        return self.restored
 
     def binlog_stats(self) -> tuple[int, int, int, int, int]:
         """As beanstalkd shows its binlog: the batches in etcd stand for segments."""
@@ -124,7 +117,7 @@ class EtcdJournal:
     def _append(self, record: bytes) -> None:
         self.records.append(record)
         self.size += len(record)
-        self.count += 1
+        self.appended += 1
         self._schedule()
 
     def record_put(self, job: Job) -> None:
@@ -151,21 +144,15 @@ class EtcdJournal:
 
     # ---- the connections' Commits ------------------------------------------------------
 
-    @property
-    def appended(self) -> int:
-        """Records appended so far; while some are not committed, a new number at every
-        read, so a session holds every reply of a batch meanwhile: a reply may show a job
-        whose put is still in flight (a reserve or peek of it, a stats count), and no
-        client may see what a failover could erase."""
-        if self.records or self.sending is not None:
-            self.reads += 1
-            return -self.reads
-        return self.count
-
-    def holds_woken_replies(self) -> bool:
+    def holds_every_reply(self) -> bool:
+        """Yes: a reply may show a job whose put is still in flight (a reserve or peek of
+        it, a stats count), and no client may see what a failover could erase."""
         return True
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
+        """Send `data` once every record appended so far, and this turn, is committed (a
+        woken reserve's reply comes before the put that woke it is recorded): at the end
+        of the turn when nothing is in flight then."""
         session.held += 1
         self.waiting.append((session, data, close))
         self._schedule()
@@ -181,11 +168,11 @@ class EtcdJournal:
         has committed: records appended later go to later batches, so the engine as it
         is now is the log up to that seq (a leader's checkpoint)."""
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        if self.records_written == self.count:
+        if self.records_written == self.appended:
             future.set_result(self.next_seq - 1)
         else:
-            self.cut = max(self.cut, self.count)
-            self.boundaries.append((self.count, future))
+            self.cut = max(self.cut, self.appended)
+            self.boundaries.append((self.appended, future))
         return future
 
     # ---- sending -----------------------------------------------------------------------

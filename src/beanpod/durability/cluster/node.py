@@ -295,13 +295,12 @@ class ClusterNode:
         self.journal = EtcdJournal(
             self.engine, self.etcd, self.prefix, fence, self.position + 1, states, self.lost
         )
-        self.journal.restored = restored
         self.journal.progress = self.progress
         self.journal.committed = self._checkpoint_engine
         trimmer = Trimmer(self.etcd, self.prefix, fence, self.settings.trim_every,
                           self.settings.defrag_every)  # fmt: skip
         self.tasks.append(self.loop.create_task(trimmer.run()))
-        self.engine.journal = self.journal
+        self.engine.keep_journal(self.journal)
         self.lead()
         self.leader = json.loads(value)
         self.watchdog()
