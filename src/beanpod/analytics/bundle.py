@@ -2,8 +2,9 @@
 
     python -m beanpod.analytics.bundle beanpod-analytics.zip
 
-The zip holds only what the pipeline imports: ``beanpod/__init__.py``, ``beanpod/events``
-and ``beanpod/analytics`` (no server code).
+The zip holds only what the pipeline imports: ``beanpod/__init__.py`` and the
+``beanpod/build.py`` it reads (which build to import, standard library only),
+``beanpod/events`` and ``beanpod/analytics`` (no server code).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ def build_zip(target: str | Path) -> Path:
     root = Path(__file__).resolve().parent.parent  # .../beanpod
     target = Path(target)
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.write(root / "__init__.py", "beanpod/__init__.py")
+        for module in ("__init__.py", "build.py"):
+            archive.write(root / module, f"beanpod/{module}")
         for package in PACKAGES:
             for source in sorted((root / package).rglob("*.py")):
                 archive.write(source, f"beanpod/{source.relative_to(root).as_posix()}")
