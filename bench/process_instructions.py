@@ -10,12 +10,16 @@ The in-process `bench.instructions` stays for finer work on the engine.
 
     python -m bench.process_instructions [--work put,prd] [--requests 4000]
         [--servers beanpod,beanstalkd] [--beanpod-cmd 'python -m beanpod serve'] [--wal]
-        [--src OTHER_CHECKOUT/src]
+        [--src OTHER_CHECKOUT/src] [--configs lean,default]
 
-beanpod runs as `<this python> -m beanpod serve --workq-port off` with BEANPOD_HTTP=off
-and PYTHONPATH=<repo>/src, so the build in src/ is measured (compiled modules where they
-were built in place, see docs/performance.md); BEANPOD_PURE=1 in the environment measures
-the pure-Python modules of the same tree. Needs valgrind; each run takes ~10-60 s.
+beanpod runs as `<this python> -m beanpod serve` with PYTHONPATH=<repo>/src, so the build
+in src/ is measured (compiled modules where they were built in place, see
+docs/performance.md); BEANPOD_PURE=1 in the environment measures the pure-Python modules
+of the same tree. `--configs` picks beanpod's listeners: `lean` (the default) runs it with
+`--workq-port off` and BEANPOD_HTTP=off, beanstalkd alone; `default` with its own
+listeners on, as `beanpod serve` starts without flags (Workq and HTTP, on free ports:
+`--workq-port 0 --http 127.0.0.1:0`); `--configs lean,default` counts both in one run.
+Needs valgrind; each run takes ~10-60 s.
 """
 
 from __future__ import annotations
@@ -131,14 +135,31 @@ def _count(argv: list[str], env: dict[str, str], work: str, requests: int) -> in
 
 
 def _server(name: str, args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of server `name` (beanstalkd or beanpod:CONFIG)."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     if name == "beanstalkd":
         return [args.beanstalkd, *(["-b", "{wal}"] if args.wal else [])], env
-    env["BEANPOD_HTTP"] = "off"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(args.src), env.get("PYTHONPATH")) if p)
     wal = ["-b", "{wal}"] if args.wal else []
-    no_workq = workq_off(sys.executable, {"PYTHONPATH": env["PYTHONPATH"]})
-    return [*shlex.split(args.beanpod_cmd), "--workq-port", no_workq, *wal], env
+    if name == "beanpod:default":  # its own listeners on, each on a free port
+        env.pop("BEANPOD_HTTP", None)
+        listeners = ["--workq-port", "0", "--http", "127.0.0.1:0"]
+    else:
+        env["BEANPOD_HTTP"] = "off"
+        listeners = ["--workq-port", workq_off(sys.executable, {"PYTHONPATH": env["PYTHONPATH"]})]
+    return [*shlex.split(args.beanpod_cmd), *listeners, *wal], env
+
+
+def _runs(args: argparse.Namespace) -> list[str]:
+    """The servers to count: beanpod once per configuration, as `beanpod:CONFIG`."""
+    configs = args.configs.split(",")
+    unknown = sorted(set(configs) - {"lean", "default"})
+    if unknown:
+        raise SystemExit(f"--configs: unknown {', '.join(unknown)} (known: lean, default)")
+    out: list[str] = []
+    for name in args.servers.split(","):
+        out += [f"beanpod:{c}" for c in configs] if name == "beanpod" else [name]
+    return out
 
 
 def main() -> None:
@@ -150,15 +171,16 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=REPO / "src")
     parser.add_argument("--beanpod-cmd", default=f"{sys.executable} -m beanpod serve")
     parser.add_argument("--wal", action="store_true", help="keep a WAL (-b, fresh per run)")
+    parser.add_argument("--configs", default="lean", help="beanpod's listeners: lean, default")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is needed: apt-get install -y valgrind")
     n = args.requests
-    for name in args.servers.split(","):
+    for name in _runs(args):
         argv, env = _server(name, args)
         for work in args.work.split(","):
             per = (_count(argv, env, work, 2 * n) - _count(argv, env, work, n)) / n
-            print(f"{name:10s} {work:4s} {per:9,.0f} instructions per request", flush=True)
+            print(f"{name:15s} {work:4s} {per:9,.0f} instructions per request", flush=True)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from types import ModuleType
 COMPILED = (
     "core.engine", "core.ledger", "core.moves", "core.extension_moves", "core.clients",
     "core.job", "core.tube", "core.conn", "core.pqueue", "core.timers", "core.waiters",
-    "core.stats", "protocols.receive", "protocols.beanstalkd.commands",
+    "core.stats", "core.timings", "protocols.receive", "protocols.beanstalkd.commands",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
     "server.beanstalkd_session", "server.batch_session", "durability.commit",
     "durability.journal", "durability.records", "durability.wal", "storage.wal",

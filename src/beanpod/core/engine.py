@@ -180,7 +180,8 @@ class Engine(Clients):
             if job.reserver is not conn:
                 return False
             if self.timings is not None and job.entry is not None:  # reserved at job.entry
-                job.tube.run_times.append(now - job.entry)
+                reserved_at: int = job.entry  # ms after the put (Moves.make_reserved)
+                job.tube.run_times.add(now - job.created - reserved_at)
             self.unreserve(job)
         else:
             self.take_out(job)

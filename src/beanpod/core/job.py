@@ -118,8 +118,8 @@ class Job:
 
     `entry` is the job's live entry in its tube's ready or delayed heap (lazy
     deletion: an entry is live only while `job.entry is entry`; while reserved, in no heap,
-    it holds the reserve time when the engine keeps job timings); `timer` is its live
-    entry in the engine's timer heap (delay promotion or TTR expiry).
+    it holds the reserve time, in ms after `created`, when the engine keeps job timings);
+    `timer` is its live entry in the engine's timer heap (delay promotion or TTR expiry).
     """
 
     __slots__ = (

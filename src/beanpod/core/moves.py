@@ -157,9 +157,12 @@ class Moves(Ledger):
         move(job, RESERVED, self.check)
         job.reserver = conn
         if self.timings is not None:
+            waited = now - job.created
             if not job.counters & RESERVES_MASK:  # its first reserve: it waited this long
-                job.tube.wait_times.append(now - job.created)  # binned later (timings.py)
-            job.entry = now  # in no heap while reserved: the slot keeps the reserve time
+                job.tube.wait_times.add(waited)
+            # In no heap while reserved, the slot keeps the reserve time, as ms after the
+            # put: a small int for a job that waited little (CPython's own, no object).
+            job.entry = waited
         job.counters += ONE_RESERVE
         deadline = now + job.ttr
         job.deadline = deadline

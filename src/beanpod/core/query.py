@@ -159,9 +159,10 @@ def _identity(job: Job) -> dict[str, str]:
 def _holder(job: Job, now: int) -> HolderView:
     conn = job.reserver
     assert conn is not None
-    # While reserved, `entry` holds the reserve time when the engine keeps job timings
-    # (always, with the HTTP console on); else the TTR's start is the best known.
-    since = job.entry if type(job.entry) is int else job.deadline - job.ttr
+    # While reserved, `entry` holds the reserve time (ms after the put) when the engine
+    # keeps job timings (always, with the HTTP console on); else the TTR's start is the
+    # best known.
+    since = job.created + job.entry if type(job.entry) is int else job.deadline - job.ttr
     return HolderView(
         conn.id, conn.dialect, conn.peer, conn.name, max(0, now - conn.since), max(0, now - since)
     )

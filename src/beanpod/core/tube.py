@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.pqueue import LazyHeap
+from beanpod.core.timings import Tally
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
@@ -68,10 +69,10 @@ class Tube:
         self.timeouts = 0  # reservations that ran out of time
         self.buries = 0  # jobs buried
         self.kicks = 0  # jobs kicked
-        # The pending lists of this tube's wait and run histograms (core/timings.py),
-        # attached while the engine keeps timings; unused otherwise.
-        self.wait_times: list[int] = []
-        self.run_times: list[int] = []
+        # The tallies of this tube's wait and run histograms (core/timings.py), attached
+        # while the engine keeps timings; unused otherwise.
+        self.wait_times = Tally()
+        self.run_times = Tally()
         self.pause_ms = 0  # length of the current pause; 0 when not paused
         self.pause_until = 0
         self.timer: Any = None

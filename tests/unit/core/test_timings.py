@@ -5,7 +5,7 @@ from __future__ import annotations
 from beanpod.core import query
 from beanpod.core.engine import Engine
 from beanpod.core.job import MoveCheck
-from beanpod.core.timings import BOUNDS_MS, OTHER, JobTimings
+from beanpod.core.timings import BOUNDS_MS, FIRST_BOUND_MS, OTHER, Histogram, JobTimings
 
 S = 1000
 
@@ -23,7 +23,7 @@ def test_a_value_on_a_bound_counts_in_that_bucket() -> None:
     assert counts[0] == 2  # le=0.005 s holds 0 and 5 ms
     assert counts[1] == 3  # 6 ms is in le=0.01
     assert counts[len(BOUNDS_MS) - 1] == 4  # the hour bound holds exactly an hour
-    assert counts[-1] == 5 and hist.sum_ms == 7200012 and hist.pending == []
+    assert counts[-1] == 5 and hist.sum_ms == 7200012 and len(hist.pending) == 0
 
 
 def test_engine_observes_first_wait_and_each_run() -> None:
@@ -42,6 +42,38 @@ def test_engine_observes_first_wait_and_each_run() -> None:
     wait, run = timings.waits["default"], timings.runs["default"]
     assert (wait.cumulative()[-1], wait.sum_ms) == (1, 30)
     assert (run.cumulative()[-1], run.sum_ms) == (1, 120)  # the second reservation, 80 -> 200
+
+
+def test_a_tally_counts_short_times_and_keeps_longer_ones_until_the_fold() -> None:
+    assert BOUNDS_MS[0] == FIRST_BOUND_MS
+    hist = Histogram()
+    times = [0, 3, 5, 6, 5, 120, 4000, 3600001, 1]
+    for ms in times:
+        hist.pending.add(ms)
+    assert (hist.pending.fast, hist.pending.fast_ms) == (5, 14)
+    assert sorted(hist.pending.slow) == [6, 120, 4000, 3600001] and len(hist.pending) == 9
+    hist.fold()
+    assert len(hist.pending) == 0 and hist.pending.fast_ms == 0
+    assert hist.sum_ms == sum(times)
+    assert hist.cumulative() == [5, 6, 6, 7, 7, 8, 8, 8, 8, 8, 9]
+    hist.pending.add(2)
+    hist.fold()
+    assert (hist.cumulative()[0], hist.cumulative()[-1], hist.sum_ms) == (6, 10, sum(times) + 2)
+
+
+def test_held_time_counts_from_the_reserve_not_a_later_touch() -> None:
+    engine = Engine(MoveCheck())
+    engine.keep_timings(JobTimings())
+    conn = engine.connect()
+    job = engine.put(conn, conn.use, 0, 0, 60 * S, b"x", 1000)
+    assert engine.reserve_job(conn, job.id, 1400) is job
+    assert engine.touch(conn, job.id, 1700)
+    [view] = query.held(engine, 2000)
+    assert view.holder is not None and view.holder.held_ms == 600
+    assert engine.delete(conn, job.id, 2500)
+    engine.timings.fold()
+    assert engine.timings.runs["default"].sum_ms == 1100
+    assert engine.timings.waits["default"].sum_ms == 400
 
 
 def test_deleting_an_unreserved_job_is_no_run() -> None:
