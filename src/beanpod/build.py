@@ -25,7 +25,8 @@ COMPILED = (
     "core.job", "core.tube", "core.conn", "core.pqueue", "core.timers", "core.waiters",
     "core.stats", "protocols.receive", "protocols.beanstalkd.commands",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
-    "server.beanstalkd_session", "server.batch_session", "server.clock", "server.ticker",
+    "protocols.beanstalkd.context", "server.beanstalkd_session", "server.batch_session",
+    "server.clock", "server.ticker",
 )  # fmt: skip
 _NAMES = frozenset(f"beanpod.{m}" for m in COMPILED)
 PROBE = "beanpod.core.engine"  # compiled in every compiled build

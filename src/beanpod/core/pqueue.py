@@ -27,11 +27,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from heapq import heapify, heappop, heappush, merge
 from itertools import chain, islice, repeat
 from operator import add, lshift
-from typing import Any
+from typing import Any, Final
 
-ID_BITS = 64
-ID_MASK = (1 << ID_BITS) - 1
-_ID_TWICE = (1 << ID_BITS) + 1  # id * _ID_TWICE == id << 64 | id
+ID_BITS: Final = 64
+ID_MASK: Final = (1 << ID_BITS) - 1
+_ID_TWICE: Final = (1 << ID_BITS) + 1  # id * _ID_TWICE == id << 64 | id
 
 
 def ready_key(pri: int, job_id: int, order: int = 0) -> int:

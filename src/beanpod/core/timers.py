@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections import deque
 from heapq import heapify, heappop, heappush
 from itertools import count
-from typing import Any, cast
+from typing import Any, Final, cast
 
 # Timer kinds: what to do when an entry falls due.
-DELAY_DUE = 0  # a delayed job becomes ready
-TTR_EXPIRY = 1  # a reserved job's time to run is over
-WAITER = 2  # a parked reserve times out or reaches its DEADLINE_SOON margin
-PAUSE_END = 3  # a paused tube resumes
+DELAY_DUE: Final = 0  # a delayed job becomes ready
+TTR_EXPIRY: Final = 1  # a reserved job's time to run is over
+WAITER: Final = 2  # a parked reserve times out or reaches its DEADLINE_SOON margin
+PAUSE_END: Final = 3  # a paused tube resumes
 
 # (when, seq, kind, target). Variable-length to mypyc: kept as the one tuple object, not
 # unboxed and boxed again, since liveness is tested by identity (`target.timer is entry`).
