@@ -268,18 +268,21 @@ class Parser(ReceiveBuffer):
         """Parse every well-formed common command of the buffer in one pass (split on
         CRLF once); stop at the first line the exact, incremental path must see."""
         buf, pos = self._buf, self._pos
-        # One copy, one split (`feed` moved the unread bytes to the front).
+        # One copy, one split (`feed` moved the unread bytes to the front). The last piece
+        # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
+        # are calls).
         pieces = (bytes(memoryview(buf)[pos:]) if pos else bytes(buf)).split(b"\r\n")
-        tail = pieces.pop()  # no CRLF yet
+        whole = len(pieces) - 1
         batch: list[Command] = []
         max_size = self._max_job_size
-        lines = iter(pieces)
-        body: bytes | None = None
-        for line in lines:
+        i = 0
+        while i < whole:
+            line = pieces[i]
             head = PUT_LINES.get(line)
             if head is None:
                 if line[:7] == DELETE and (arg := line[7:]).isdigit() and len(arg) < 20:
                     batch.append((DELETE, int(arg)))  # the other hot line: no split, no lookups
+                    i += 1
                     continue
                 cmd = KNOWN_LINES.get(line)
                 if cmd is None:
@@ -307,22 +310,20 @@ class Parser(ReceiveBuffer):
                         if cmd[0] in REMEMBERED_VERBS and len(KNOWN_LINES) < MAX_KNOWN_LINES:
                             KNOWN_LINES[line] = cmd
             if head is not None:
-                body = next(lines, None)
-                if body is None or len(body) != head[3] or head[3] > max_size:
+                size = head[3]
+                if i + 1 >= whole or len(pieces[i + 1]) != size or size > max_size:
                     break  # body not here yet, contains CRLF, or too big
-                cmd = (PUT, head[0], head[1], head[2], body)
+                cmd = (PUT, head[0], head[1], head[2], pieces[i + 1])
+                i += 1
             batch.append(cmd)  # type: ignore[arg-type]  # set on every path that gets here
-        else:  # every complete line was taken
-            self._pos = len(buf) - len(tail)
-            self.drained = True  # what is left has no CRLF: no command until more bytes
-            return batch
-        # Stopped at `line` (and, for a put, at its body if that was read): leave them,
-        # and every line after them, for the exact path.
-        left = list(lines)
-        unread = len(tail) + len(line) + 2 + sum(map(len, left)) + 2 * len(left)
-        if head is not None and body is not None:
-            unread += len(body) + 2
+            i += 1
+        # Stopped at pieces[i] (or took every complete line): leave it, and every line
+        # after it, for the exact path.
+        unread = len(pieces[whole])
+        for j in range(i, whole):
+            unread += len(pieces[j]) + 2
         self._pos = len(buf) - unread
+        self.drained = i == whole  # what is left has no CRLF: no command until more bytes
         return batch
 
     def _next_command(self) -> Command | None:
