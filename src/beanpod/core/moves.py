@@ -53,7 +53,7 @@ class Moves(Ledger):
         qless passes its own)."""
         tube = job.tube
         move(job, READY, self.check)
-        tube.ready.push_ready(job, order)
+        job.entry = tube.ready.push_ready(job.pri, job.id, order)
         counts = self.counts
         counts.ready += 1
         if job.pri < URGENT_PRIORITY:

@@ -83,21 +83,22 @@ class LazyHeap:
             heappush(self._heap, key)
         self._live += 1
 
-    def push_ready(self, job: Any, order: int = 0) -> None:
-        """`push(ready_key(job.pri, job.id, order), job)` in one call: the key's formula
-        and push's body written out (test_pqueue checks they agree), because each of the
-        two calls costs about 1 % of a put."""
+    def push_ready(self, pri: int, item_id: int, order: int = 0) -> int:
+        """Queue the key `ready_key(pri, item_id, order)` and return it for the caller to
+        store in its item's `entry` (compiled, the engine stores it in its native Job at
+        once). The key's formula and push's body are written out (test_pqueue checks they
+        agree): each of the two calls costs about 1 % of a put."""
         if order:
-            key = (job.pri << 2 * ID_BITS) | (order << ID_BITS) | job.id
+            key = (pri << 2 * ID_BITS) | (order << ID_BITS) | item_id
         else:
-            key = (job.pri << 2 * ID_BITS) + job.id * _ID_TWICE
-        job.entry = key
+            key = (pri << 2 * ID_BITS) + item_id * _ID_TWICE
         run = self._run
         if not run or key >= run[-1]:
             run.append(key)
         else:
             heappush(self._heap, key)
         self._live += 1
+        return key
 
     def extend(self, keys: list[int]) -> None:
         """`push` for many items that hold their keys in `entry` already, `keys` in order
