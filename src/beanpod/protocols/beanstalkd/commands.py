@@ -271,7 +271,10 @@ class Parser(ReceiveBuffer):
         # One copy, one split (`feed` moved the unread bytes to the front). The last piece
         # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
         # are calls).
-        pieces = (bytes(memoryview(buf)[pos:]) if pos else bytes(buf)).split(b"\r\n")
+        data = self.whole_read()  # depth 1: the read itself, no copy
+        if data is None:
+            data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
+        pieces = data.split(b"\r\n")
         whole = len(pieces) - 1
         batch: list[Command] = []
         max_size = self._max_job_size
