@@ -25,9 +25,9 @@ COMPILED = (
     "core.job", "core.tube", "core.conn", "core.pqueue", "core.timers", "core.waiters",
     "core.stats", "core.timings", "protocols.receive", "protocols.beanstalkd.commands",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
-    "server.beanstalkd_session", "server.batch_session", "durability.commit",
-    "durability.journal", "durability.records", "durability.wal", "storage.wal",
-    "storage.compaction",
+    "protocols.beanstalkd.context", "server.beanstalkd_session", "server.batch_session",
+    "server.clock", "server.ticker", "durability.commit", "durability.journal",
+    "durability.records", "durability.wal", "storage.wal", "storage.compaction",
 )  # fmt: skip
 _NAMES = frozenset(f"beanpod.{m}" for m in COMPILED)
 PROBE = "beanpod.core.engine"  # compiled in every compiled build

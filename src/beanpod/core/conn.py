@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
     from beanpod.core.tube import Tube
     from beanpod.core.waiters import Waiter
 
-UNKNOWN: Any = object()  # Conn.soonest: not known, find it on demand
-_deadline = attrgetter("deadline")
+UNKNOWN: Final[Any] = object()  # Conn.soonest: not known, find it on demand
+_deadline: Final = attrgetter("deadline")
 
 
 class Conn:

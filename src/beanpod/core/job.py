@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from mypy_extensions import mypyc_attr
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from beanpod.core.conn import Conn
     from beanpod.core.tube import Tube
 
-URGENT_PRIORITY = 1024  # beanstalkd counts ready jobs with pri < 1024 as "urgent"
+URGENT_PRIORITY: Final = 1024  # beanstalkd counts ready jobs with pri < 1024 as "urgent"
 # Workq and qless priorities are larger first; engine priorities are u32, smaller first.
 # `engine = PRI_PIVOT - workq` is the order-reversing bijection between the two ranges:
 # Workq 2147483647 -> 0 (most urgent), Workq 0 -> 2147483647, Workq -2^31 -> 2^32-1.
@@ -36,7 +36,7 @@ class JobState(IntEnum):
 STATE_NAMES: tuple[str, ...] = (
     "ready", "delayed", "reserved", "buried", "depends", "complete", "recur"
 )  # fmt: skip
-HELD_STATES = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
+HELD_STATES: Final = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
 
 # Every state change a job may make: old -> allowed new states. `move()` below is the
 # one function that changes `job.state`; it checks this table when the engine has a
@@ -47,10 +47,14 @@ HELD_STATES = frozenset({JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR})
 # Plain beanstalkd uses the first four states and the edges without a comment; the
 # comments name the extension moves that add the others. A same-state edge is a job
 # taken out and placed again.
-READY, DELAYED, RESERVED, BURIED = (
-    JobState.READY, JobState.DELAYED, JobState.RESERVED, JobState.BURIED
-)  # fmt: skip
-DEPENDS, COMPLETE, RECUR = JobState.DEPENDS, JobState.COMPLETE, JobState.RECUR
+# Final (here and below): compiled, a module constant is a C static, not a dict lookup.
+READY: Final = JobState.READY
+DELAYED: Final = JobState.DELAYED
+RESERVED: Final = JobState.RESERVED
+BURIED: Final = JobState.BURIED
+DEPENDS: Final = JobState.DEPENDS
+COMPLETE: Final = JobState.COMPLETE
+RECUR: Final = JobState.RECUR
 TRANSITIONS: dict[JobState | None, frozenset[JobState | None]] = {
     None: frozenset({READY, DELAYED, DEPENDS, RECUR}),  # qless: DEPENDS, RECUR
     READY: frozenset({
@@ -83,9 +87,9 @@ class IllegalMove(Exception):  # Exception: a compiled class may not derive from
 
 # Bit offsets of the counters packed in Job.counters (beanstalkd keeps them as u32).
 RESERVES_SHIFT, TIMEOUTS_SHIFT, RELEASES_SHIFT, BURIES_SHIFT, KICKS_SHIFT = 0, 32, 64, 96, 128
-ONE_RESERVE = 1 << RESERVES_SHIFT
-RESERVES_MASK = 0xFFFFFFFF << RESERVES_SHIFT
-_MASK = 0xFFFFFFFF
+ONE_RESERVE: Final = 1 << RESERVES_SHIFT
+RESERVES_MASK: Final = 0xFFFFFFFF << RESERVES_SHIFT
+_MASK: Final = 0xFFFFFFFF
 
 
 class JobExt(Protocol):

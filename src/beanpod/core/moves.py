@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
 from operator import attrgetter
+from typing import Final
 
 from beanpod.core.conn import UNKNOWN, Conn
 from beanpod.core.job import (
@@ -29,9 +30,9 @@ from beanpod.core.timers import DELAY_DUE, TTR_EXPIRY, WAITER
 from beanpod.core.tube import Tube
 from beanpod.core.waiters import Deliver, Waiter
 
-SAFETY_MARGIN_MS = 1000  # the last second of a reservation (DEADLINE_SOON)
-_URGENT_KEY = ready_key(URGENT_PRIORITY, 0)  # every urgent job's ready key is below it
-_ENTRY = attrgetter("entry")
+SAFETY_MARGIN_MS: Final = 1000  # the last second of a reservation (DEADLINE_SOON)
+_URGENT_KEY: Final = ready_key(URGENT_PRIORITY, 0)  # every urgent job's ready key is below it
+_ENTRY: Final = attrgetter("entry")
 
 
 class Moves(Ledger):
@@ -52,7 +53,7 @@ class Moves(Ledger):
         qless passes its own)."""
         tube = job.tube
         move(job, READY, self.check)
-        tube.ready.push_ready(job, order)
+        job.entry = tube.ready.push_ready(job.pri, job.id, order)
         counts = self.counts
         counts.ready += 1
         if job.pri < URGENT_PRIORITY:

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from heapq import heapify, heappop, heappush, merge
 from itertools import chain, islice, repeat
 from operator import add, lshift
-from typing import Any
+from typing import Any, Final
 
-ID_BITS = 64
-ID_MASK = (1 << ID_BITS) - 1
-_ID_TWICE = (1 << ID_BITS) + 1  # id * _ID_TWICE == id << 64 | id
+ID_BITS: Final = 64
+ID_MASK: Final = (1 << ID_BITS) - 1
+_ID_TWICE: Final = (1 << ID_BITS) + 1  # id * _ID_TWICE == id << 64 | id
 
 
 def ready_key(pri: int, job_id: int, order: int = 0) -> int:
@@ -59,10 +59,10 @@ def delayed_key(due: int, job_id: int) -> int:
 class LazyHeap:
     __slots__ = ("_heap", "_items", "_live", "_run")
 
-    def __init__(self, items: Mapping[int, Any]) -> None:
+    def __init__(self, items: dict[int, Any]) -> None:
         self._run: deque[int] = deque()  # keys in non-decreasing order
         self._heap: list[int] = []  # keys that arrived out of order
-        self._items = items  # id -> item, to find an item from its key
+        self._items = items  # id -> item, to find an item from its key (compiled: a native get)
         self._live = 0
 
     def __len__(self) -> int:
@@ -83,21 +83,22 @@ class LazyHeap:
             heappush(self._heap, key)
         self._live += 1
 
-    def push_ready(self, job: Any, order: int = 0) -> None:
-        """`push(ready_key(job.pri, job.id, order), job)` in one call: the key's formula
-        and push's body written out (test_pqueue checks they agree), because each of the
-        two calls costs about 1 % of a put."""
+    def push_ready(self, pri: int, item_id: int, order: int = 0) -> int:
+        """Queue the key `ready_key(pri, item_id, order)` and return it for the caller to
+        store in its item's `entry` (compiled, the engine stores it in its native Job at
+        once). The key's formula and push's body are written out (test_pqueue checks they
+        agree): each of the two calls costs about 1 % of a put."""
         if order:
-            key = (job.pri << 2 * ID_BITS) | (order << ID_BITS) | job.id
+            key = (pri << 2 * ID_BITS) | (order << ID_BITS) | item_id
         else:
-            key = (job.pri << 2 * ID_BITS) + job.id * _ID_TWICE
-        job.entry = key
+            key = (pri << 2 * ID_BITS) + item_id * _ID_TWICE
         run = self._run
         if not run or key >= run[-1]:
             run.append(key)
         else:
             heappush(self._heap, key)
         self._live += 1
+        return key
 
     def extend(self, keys: list[int]) -> None:
         """`push` for many items that hold their keys in `entry` already, `keys` in order
@@ -221,7 +222,7 @@ class LazyHeap:
         return [item for _, item in sorted(self.live_items(), key=_by_key)]
 
 
-def _is_live(items: Mapping[int, Any], key: int) -> bool:
+def _is_live(items: dict[int, Any], key: int) -> bool:
     item = items.get(key & ID_MASK)
     return item is not None and item.entry is key
 

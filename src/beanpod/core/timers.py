@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections import deque
 from heapq import heapify, heappop, heappush
-from itertools import count
-from typing import Any, cast
+from typing import Any, Final, cast
 
 # Timer kinds: what to do when an entry falls due.
-DELAY_DUE = 0  # a delayed job becomes ready
-TTR_EXPIRY = 1  # a reserved job's time to run is over
-WAITER = 2  # a parked reserve times out or reaches its DEADLINE_SOON margin
-PAUSE_END = 3  # a paused tube resumes
+DELAY_DUE: Final = 0  # a delayed job becomes ready
+TTR_EXPIRY: Final = 1  # a reserved job's time to run is over
+WAITER: Final = 2  # a parked reserve times out or reaches its DEADLINE_SOON margin
+PAUSE_END: Final = 3  # a paused tube resumes
 
 # (when, seq, kind, target). Variable-length to mypyc: kept as the one tuple object, not
 # unboxed and boxed again, since liveness is tested by identity (`target.timer is entry`).
@@ -36,7 +35,7 @@ class TimerHeap:
     def __init__(self) -> None:
         self._run: deque[TimerEntry] = deque()  # entries in (when, seq) order
         self._heap: list[TimerEntry] = []  # entries armed out of time order
-        self._seq = count()
+        self._seq = 0  # breaks ties of `when` in arming order (compiled: a native int)
         self._dead = 0
 
     def __len__(self) -> int:
@@ -51,7 +50,8 @@ class TimerHeap:
         """(Re)arm `target`'s single timer to fire at `when`."""
         if target.timer is not None:
             self._dead += 1
-        entry: TimerEntry = (when, next(self._seq), kind, target)  # one object: see TimerEntry
+        seq = self._seq = self._seq + 1
+        entry: TimerEntry = (when, seq, kind, target)  # one object: see TimerEntry
         target.timer = entry
         run = self._run
         if not run or when >= run[-1][0]:  # seq breaks the tie: still in order

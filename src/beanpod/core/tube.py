@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from beanpod.core.pqueue import LazyHeap
@@ -47,7 +46,7 @@ class Tube:
         "watching",
     )
 
-    def __init__(self, name: str, index: int, jobs: Mapping[int, Job]) -> None:
+    def __init__(self, name: str, index: int, jobs: dict[int, Job]) -> None:
         self.name = name
         self.name_bytes = name.encode("ascii")
         self.index = index  # position in the engine's tube list (list-tubes order)

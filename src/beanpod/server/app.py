@@ -38,6 +38,7 @@ from beanpod.server.startup import (
     cause,
     check_writable_dir,
 )
+from beanpod.server.ticker import Ticker
 from beanpod.web.context import Readiness
 
 if TYPE_CHECKING:  # the WAL and event-log modules load only when configured
@@ -60,10 +61,12 @@ EVENT_ERROR_EVERY_MS = 60_000  # a failing event log is reported at most once a 
 class App:
     def __init__(self, config: ServerConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock = make_clock(config.clock) if clock is None else clock  # tests share one
-        if isinstance(self.clock, ManualClock):  # its moves fire the due timers at once
-            self.clock.on_move = self._clock_moved
         self.engine = Engine(MoveCheck() if config.check_moves else None)
+        clock = make_clock(config.clock) if clock is None else clock  # tests share one
+        # The loop timer for the engine's deadlines, and the clock (see `clock`).
+        self.ticker = Ticker(self.engine, clock, self._tick, self._flush_events)
+        if isinstance(clock, ManualClock):  # its moves fire the due timers at once
+            clock.on_move = self._clock_moved
         self.started_at = self.clock.now()
         self.info = ProcessInfo(self.started_at)
         self.info.binlog_max_size = config.segment_size
@@ -83,8 +86,6 @@ class App:
         self.servers: list[asyncio.Server] = []
         self.readiness = Readiness()  # /readyz: serving once start() has finished
         self.http: HttpListener | None = None  # the HTTP listener (web/), with --http
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at: int | None = None
         self._stopped = asyncio.Event()
         self.wal: DurableLog | None = None  # the write-ahead log, with -b DIR
         self.cluster: ClusterRole | None = None  # with --cluster (its log: `wal` once leading)
@@ -93,7 +94,6 @@ class App:
         self.trimmer = MemoryTrimmer()  # gives freed job memory back to the OS
         self.wal_io: FileIO | None = None  # tests inject faulty files here
         self.events: EventWriter | None = None  # the job event log, with --events DIR
-        self._events_flush_due = False
         self._events_error_at = -EVENT_ERROR_EVERY_MS  # when the last write failure was told
         if config.events_dir is not None:
             from beanpod.events.writer import EventWriter
@@ -101,6 +101,7 @@ class App:
             self.events = EventWriter(config.events_dir)
             self.info.events = self.events
             self.engine.events = self.events
+            self.ticker.events = self.events
             # Connection ids must stay unique in the log across restarts.
             self.engine.next_conn_id = self.clock.now() * 1000
 
@@ -135,25 +136,22 @@ class App:
 
     # ---- the ticker: one armed loop timer for the engine's earliest deadline ----------
 
+    @property
+    def clock(self) -> Clock:
+        """The server's clock; the ticker holds it (sessions read it there)."""
+        return self.ticker.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:  # a test sets its own
+        self.ticker.clock = clock
+
     def rearm(self) -> None:
         """After engine work: make sure a loop timer fires by the engine's next deadline,
         and that this turn's lifecycle events are written once the turn ends."""
-        if self.events is not None and not self._events_flush_due and self.events.pending:
-            self._events_flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush_events)
-        due = self.engine.next_deadline()
-        if due is None or (self._timer_at is not None and self._timer_at <= due):
-            return
-        if self.clock.manual:  # nothing is due until the clock is moved
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        delay = max(0, due + 1 - self.clock.now()) / 1000  # see _tick
-        self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
-        self._timer_at = due
+        self.ticker.rearm()
 
     def _flush_events(self) -> None:
-        self._events_flush_due = False
+        self.ticker.flush_due = False
         if self.events is not None:
             try:
                 self.events.flush()
@@ -172,13 +170,10 @@ class App:
 
     def cancel_timer(self) -> None:
         """An app being replaced (the test harness's reset) must not tick on."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self._timer_at = None
+        self.ticker.cancel()
 
     def _tick(self) -> None:
-        self._timer = None
-        self._timer_at = None
+        self.ticker.fired()
         # Only what fell due before this millisecond: `now` is a floor, so a timer set
         # `d` ms after a command could otherwise fire up to 1 ms before `d` ms have passed
         # (a client timing a 1 s reserve timeout saw 0.9995 s); beanstalkd never fires early.

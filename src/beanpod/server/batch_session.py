@@ -12,6 +12,7 @@ from mypy_extensions import mypyc_attr
 
 from beanpod.server.clock import ManualClock
 from beanpod.server.peers import peer_name
+from beanpod.server.ticker import Ticker
 
 if TYPE_CHECKING:
     from beanpod.durability.log import Commits
@@ -27,6 +28,7 @@ class BatchSession(asyncio.Protocol):
 
     def __init__(self, app: App, registry: set[Any]) -> None:
         self.app = app
+        self.ticker: Ticker = app.ticker  # the clock and the loop timer, compiled
         self.now = 0
         self.transport: asyncio.Transport | None = None
         self.parked = False  # a blocking command waits; later commands wait behind it
@@ -56,9 +58,10 @@ class BatchSession(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.parser.feed(data)
         if not self.parked:
-            self.now = self.app.clock.now()
+            ticker = self.ticker
+            self.now = ticker.clock.now()
             self._run()
-            self.app.rearm()
+            ticker.rearm()
 
     def eof_received(self) -> bool | None:
         """The client half-closed: what is answered so far still goes out."""
@@ -137,9 +140,10 @@ class BatchSession(asyncio.Protocol):
 
     def _resume(self) -> None:
         if not self.parked and not self.closed:
-            self.now = self.app.clock.now()
+            ticker = self.ticker
+            self.now = ticker.clock.now()
             self._run()
-            self.app.rearm()
+            ticker.rearm()
 
     def _send(self, data: bytes) -> None:
         """Write now, unless earlier replies are still held for the WAL (keep order) or

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -87,13 +87,14 @@ class BeanstalkdSession(BatchSession):
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
         out: list[bytes] = []
-        append = out.append
-        parser = self.parser
+        parser = cast(Parser, self.parser)  # compiled: native calls into the parser
         handlers = self.handlers
         close = stop = False
         while not stop and (batch := parser.take()):
-            commands = iter(batch)
-            for cmd in commands:
+            i, n = 0, len(batch)  # by index: compiled, a list index is native
+            while i < n:
+                cmd = batch[i]
+                i += 1
                 try:
                     reply = handlers[cmd[0]](self, cmd)
                 except Exception:  # a bug must cost one reply, never the server or the connection
@@ -102,14 +103,14 @@ class BeanstalkdSession(BatchSession):
                 if reply is None:
                     if not self.eof:
                         self.parked = stop = True
-                        parser.give_back(list(commands))  # they run after the reserve
+                        parser.give_back(batch[i:])  # they run after the reserve
                         break
                     self.app.engine.cancel_wait(self.conn)
                     reply = wire.TIMED_OUT
                 elif reply is CLOSE:
                     close = stop = True
                     break
-                append(reply)
+                out.append(reply)
             if parser.drained:
                 break
         self._flush(out, close, mark)

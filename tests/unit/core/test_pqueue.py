@@ -45,7 +45,7 @@ def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
             item = items[next_id] = Item(next_id, a)
             if op == "push":  # push_ready writes ready_key's formula out: same key
                 key = ready_key(a, next_id, b)
-                queue.push_ready(item, b)
+                item.entry = queue.push_ready(a, next_id, b)
                 assert item.entry == key
             else:
                 key = delayed_key(a, next_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
 from beanpod.protocols.beanstalkd import wire as w
@@ -26,34 +27,39 @@ PUT_BAD_CRLF: Final[bytes] = b"<put-bad-crlf>"  # no CRLF after the body: EXPECT
 PUT_TRAILING: Final[bytes] = b"<put-trailing>"  # put line with trailing bytes: BAD_FORMAT
 QLESS_TOO_BIG: Final[bytes] = b"<qless-too-big>"  # a qless request over max-job-size, discarded
 
-PUT, DELETE = w.PUT, w.DELETE  # module globals: one lookup on the batch path
-U32_MAX = 0xFFFFFFFF
-U64_MAX = 0xFFFFFFFFFFFFFFFF
-INT_MAX = 0x7FFFFFFF
+# Final: compiled, a module constant is a C static, not a lookup in the module's dict.
+PUT: Final = w.PUT
+DELETE: Final = w.DELETE
+U32_MAX: Final = 0xFFFFFFFF
+U64_MAX: Final = 0xFFFFFFFFFFFFFFFF
+INT_MAX: Final = 0x7FFFFFFF
 
 # beanstalkd's command table, in the order it tests prefixes.
-PREFIX_ORDER: tuple[bytes, ...] = (
+PREFIX_ORDER: Final[tuple[bytes, ...]] = (
     w.PUT, w.PEEK, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.RESERVE_WITH_TIMEOUT,
     w.RESERVE_JOB, w.RESERVE, w.DELETE, w.RELEASE, w.BURY, w.KICK, w.KICK_JOB, w.TOUCH,
     w.STATS_JOB, w.STATS_TUBE, w.STATS, w.USE, w.WATCH, w.IGNORE, w.LIST_TUBES_WATCHED,
     w.LIST_TUBE_USED, w.LIST_TUBES, w.QUIT, w.PAUSE_TUBE, w.QLESS,
 )  # fmt: skip
-EXACT = frozenset(PREFIX_ORDER)
+EXACT: Final = frozenset(PREFIX_ORDER)
 
 _NAME_CHARS = rb"A-Za-z0-9\-+/;.$_()"
-NAME_RE = re.compile(rb"[A-Za-z0-9+/;.$_()][" + _NAME_CHARS + rb"]{0,199}")
+NAME_RE: Final = re.compile(rb"[A-Za-z0-9+/;.$_()][" + _NAME_CHARS + rb"]{0,199}")
 # Possessive digit runs: a number never splits in two, exactly like strtoumax.
-ONE_NUMBER = re.compile(rb" *(\d++)")
-TWO_NUMBERS = re.compile(rb" *(\d++) *(\d++)")
-THREE_NUMBERS = re.compile(rb" *(\d++) *(\d++) *(\d++)")
-PUT_ARGS = re.compile(rb" *(\d++) *(\d++) *(\d++) *(\d++)")
-PAUSE_ARGS = re.compile(rb" *([" + _NAME_CHARS + rb"]++) *(\d++)")
-KICK_ARG = re.compile(rb"[ \t\v\f]*([+-]?)(\d+)")  # strtoul: sign allowed, rest ignored
+ONE_NUMBER: Final = re.compile(rb" *(\d++)")
+TWO_NUMBERS: Final = re.compile(rb" *(\d++) *(\d++)")
+THREE_NUMBERS: Final = re.compile(rb" *(\d++) *(\d++) *(\d++)")
+PUT_ARGS: Final = re.compile(rb" *(\d++) *(\d++) *(\d++) *(\d++)")
+PAUSE_ARGS: Final = re.compile(rb" *([" + _NAME_CHARS + rb"]++) *(\d++)")
+KICK_ARG: Final = re.compile(rb"[ \t\v\f]*([+-]?)(\d+)")  # strtoul: sign allowed, rest ignored
 
-BAD = (ERROR, w.BAD_FORMAT)
-UNKNOWN = (ERROR, w.UNKNOWN_COMMAND)
+BAD: Final[Command] = (ERROR, w.BAD_FORMAT)
+UNKNOWN: Final[Command] = (ERROR, w.UNKNOWN_COMMAND)
 
-LINE, BODY, SKIP, DISCARD_LINE = range(4)
+LINE: Final = 0
+BODY: Final = 1
+SKIP: Final = 2
+DISCARD_LINE: Final = 3
 
 
 def _verb(line: bytes) -> bytes | None:
@@ -135,7 +141,7 @@ def _quit(verb: bytes, rest: bytes) -> Command:
     return (verb,)
 
 
-ARG_PARSERS = {
+ARG_PARSERS: Final[dict[bytes, Callable[[bytes, bytes], Command]]] = {
     w.PEEK: _u64, w.PEEK_READY: _no_args, w.PEEK_DELAYED: _no_args, w.PEEK_BURIED: _no_args,
     w.RESERVE_WITH_TIMEOUT: _timeout, w.RESERVE_JOB: _u64, w.RESERVE: _no_args, w.DELETE: _u64,
     w.RELEASE: _release, w.BURY: _bury, w.KICK: _kick, w.KICK_JOB: _u64, w.TOUCH: _u64,
@@ -148,28 +154,31 @@ ARG_PARSERS = {
 # Whole lines -> their command, for lines that need no parsing (no-argument verbs) and
 # for lines a workload repeats whose command depends on the line alone (e.g.
 # `reserve-with-timeout 5`, `use jobs`): parsed once by the exact path, then one dict hit.
-KNOWN_LINES: dict[bytes, Command] = {
+KNOWN_LINES: Final[dict[bytes, Command]] = {
     verb: (verb,)
     for verb in (w.RESERVE, w.PEEK_READY, w.PEEK_DELAYED, w.PEEK_BURIED, w.STATS,
                  w.LIST_TUBES, w.LIST_TUBE_USED, w.LIST_TUBES_WATCHED, w.QUIT)
 }  # fmt: skip
-REMEMBERED_VERBS = frozenset({w.RESERVE_WITH_TIMEOUT, w.USE, w.WATCH, w.IGNORE, w.STATS_TUBE})
-MAX_KNOWN_LINES = 4096
+REMEMBERED_VERBS: Final = frozenset(
+    {w.RESERVE_WITH_TIMEOUT, w.USE, w.WATCH, w.IGNORE, w.STATS_TUBE}
+)
+MAX_KNOWN_LINES: Final = 4096
 # Verbs whose one argument is a job id.
-ONE_ID_VERBS: dict[bytes, bytes] = {
+ONE_ID_VERBS: Final[dict[bytes, bytes]] = {
     verb.rstrip(): verb
     for verb in (w.DELETE, w.TOUCH, w.PEEK, w.RESERVE_JOB, w.KICK_JOB, w.STATS_JOB)
 }
 
 
-CR, NUL = 13, 0  # single bytes as ints: `in`/find then use memchr
+CR: Final = 13  # single bytes as ints: `in`/find then use memchr
+NUL: Final = 0
 
 
 # Well-formed put lines a workload repeats -> (pri, delay, ttr, size): validated once, then
 # one dict hit per put (bounded: a workload with ever-new sizes just stops adding).
-PUT_LINES: dict[bytes, tuple[int, int, int, int]] = {}
-MAX_PUT_LINES = 4096
-MAX_BATCH_LINE = w.MAX_LINE - 2  # longer lines take the exact path (beanstalkd's rules)
+PUT_LINES: Final[dict[bytes, tuple[int, int, int, int]]] = {}
+MAX_PUT_LINES: Final = 4096
+MAX_BATCH_LINE: Final = w.MAX_LINE - 2  # longer lines take the exact path (beanstalkd's rules)
 
 
 def _put_head(line: bytes, parts: list[bytes]) -> tuple[int, int, int, int] | None:
@@ -188,7 +197,7 @@ def _put_head(line: bytes, parts: list[bytes]) -> tuple[int, int, int, int] | No
 
 # Verbs followed by a body: the batch parser leaves them to the incremental path unless
 # they are a well-formed put whose body is already here.
-BODY_VERBS = frozenset({b"put", b"qless"})
+BODY_VERBS: Final = frozenset({b"put", b"qless"})
 
 
 class Parser(ReceiveBuffer):
@@ -259,18 +268,24 @@ class Parser(ReceiveBuffer):
         """Parse every well-formed common command of the buffer in one pass (split on
         CRLF once); stop at the first line the exact, incremental path must see."""
         buf, pos = self._buf, self._pos
-        # One copy, one split (`feed` moved the unread bytes to the front).
-        pieces = (bytes(memoryview(buf)[pos:]) if pos else bytes(buf)).split(b"\r\n")
-        tail = pieces.pop()  # no CRLF yet
+        # One copy, one split (`feed` moved the unread bytes to the front). The last piece
+        # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
+        # are calls).
+        data = self.whole_read()  # depth 1: the read itself, no copy
+        if data is None:
+            data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
+        pieces = data.split(b"\r\n")
+        whole = len(pieces) - 1
         batch: list[Command] = []
         max_size = self._max_job_size
-        lines = iter(pieces)
-        body: bytes | None = None
-        for line in lines:
+        i = 0
+        while i < whole:
+            line = pieces[i]
             head = PUT_LINES.get(line)
             if head is None:
                 if line[:7] == DELETE and (arg := line[7:]).isdigit() and len(arg) < 20:
                     batch.append((DELETE, int(arg)))  # the other hot line: no split, no lookups
+                    i += 1
                     continue
                 cmd = KNOWN_LINES.get(line)
                 if cmd is None:
@@ -298,22 +313,20 @@ class Parser(ReceiveBuffer):
                         if cmd[0] in REMEMBERED_VERBS and len(KNOWN_LINES) < MAX_KNOWN_LINES:
                             KNOWN_LINES[line] = cmd
             if head is not None:
-                body = next(lines, None)
-                if body is None or len(body) != head[3] or head[3] > max_size:
+                size = head[3]
+                if i + 1 >= whole or len(pieces[i + 1]) != size or size > max_size:
                     break  # body not here yet, contains CRLF, or too big
-                cmd = (PUT, head[0], head[1], head[2], body)
+                cmd = (PUT, head[0], head[1], head[2], pieces[i + 1])
+                i += 1
             batch.append(cmd)  # type: ignore[arg-type]  # set on every path that gets here
-        else:  # every complete line was taken
-            self._pos = len(buf) - len(tail)
-            self.drained = True  # what is left has no CRLF: no command until more bytes
-            return batch
-        # Stopped at `line` (and, for a put, at its body if that was read): leave them,
-        # and every line after them, for the exact path.
-        left = list(lines)
-        unread = len(tail) + len(line) + 2 + sum(map(len, left)) + 2 * len(left)
-        if head is not None and body is not None:
-            unread += len(body) + 2
+            i += 1
+        # Stopped at pieces[i] (or took every complete line): leave it, and every line
+        # after it, for the exact path.
+        unread = len(pieces[whole])
+        for j in range(i, whole):
+            unread += len(pieces[j]) + 2
         self._pos = len(buf) - unread
+        self.drained = i == whole  # what is left has no CRLF: no command until more bytes
         return batch
 
     def _next_command(self) -> Command | None:

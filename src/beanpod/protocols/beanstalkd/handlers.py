@@ -8,7 +8,7 @@ Wire times are seconds; the engine works in milliseconds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from beanpod.core import admin
 from beanpod.core.job import Job
@@ -18,7 +18,7 @@ from beanpod.protocols.beanstalkd import inspect
 from beanpod.protocols.beanstalkd import wire as w
 from beanpod.protocols.beanstalkd.context import Context
 
-CLOSE = w.CLOSE  # sentinel reply: close the connection
+CLOSE: Final = w.CLOSE  # sentinel reply: close the connection
 Handler = Callable[[Context, tuple[Any, ...]], bytes | None]
 
 
@@ -33,9 +33,12 @@ class _Millis(dict[int, int]):
         return millis
 
 
-MILLIS = _Millis()
-# Module globals: one lookup on the hottest paths.
-PUT, DELETE, RESERVE, RESERVE_WITH_TIMEOUT = w.PUT, w.DELETE, w.RESERVE, w.RESERVE_WITH_TIMEOUT
+MILLIS: Final = _Millis()
+# Final: compiled, a module constant is a C static, not a lookup in the module's dict.
+PUT: Final = w.PUT
+DELETE: Final = w.DELETE
+RESERVE: Final = w.RESERVE
+RESERVE_WITH_TIMEOUT: Final = w.RESERVE_WITH_TIMEOUT
 
 
 def encode_outcome(outcome: ReserveOutcome) -> bytes:
