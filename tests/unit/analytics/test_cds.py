@@ -16,6 +16,10 @@ from tests.support.analytics import cli
 
 from beanpod.analytics import cds
 
+# The first run of a CLI in an empty cache directory also writes the archive: 30-60 CPU
+# seconds, minutes of wall on a loaded machine (as test_analytics_cluster's runs).
+pytestmark = pytest.mark.timeout(400)
+
 PROBE = """
 import json, sys
 from beanpod.analytics.pipeline import start_session
