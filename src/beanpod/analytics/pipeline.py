@@ -6,6 +6,7 @@ import atexit
 import importlib
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -15,11 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
+import pyspark
 from pyspark import SparkConf, StorageLevel
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import DataFrame, SparkSession
 
-from beanpod.analytics import compact, launch, read, transforms, write
+from beanpod.analytics import cds, compact, launch, read, transforms, write
 
 APP_NAME = "beanpod-analyze"
 #: Settings applied only when beanpod starts Spark itself (not under spark-submit).
@@ -60,10 +64,14 @@ SMALL_CONF = {
 }
 
 
+def is_small(log_bytes: int | None) -> bool:
+    """A log known to be small enough for the short-run settings (and the CDS archive)."""
+    return log_bytes is not None and log_bytes < SMALL_SESSION_BYTES
+
+
 def session_conf(log_bytes: int | None = None) -> dict[str, str]:
     """The settings beanpod gives a Spark it starts, by the log's size (None: unknown)."""
-    small = log_bytes is not None and log_bytes < SMALL_SESSION_BYTES
-    return {**LOCAL_CONF, **SMALL_CONF} if small else dict(LOCAL_CONF)
+    return {**LOCAL_CONF, **SMALL_CONF} if is_small(log_bytes) else dict(LOCAL_CONF)
 
 
 @dataclass(frozen=True)
@@ -96,17 +104,21 @@ QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 
 
 def build_session(
-    master: str | None = None, quiet: bool = True, log_bytes: int | None = None
+    master: str | None = None,
+    quiet: bool = True,
+    log_bytes: int | None = None,
+    java_options: str = "",
 ) -> SparkSession:
     """The session: ``master`` if given, else spark-submit's, else ``local[*]``. ``quiet``
     keeps the JVM's start-up WARN lines off stderr (a local JVM logs only errors);
-    ``log_bytes`` (the log's size, when known) chooses the settings (:func:`session_conf`).
+    ``log_bytes`` (the log's size, when known) chooses the settings (:func:`session_conf`);
+    ``java_options`` are added to the driver JVM's.
     """
     if master is None and launched_by_spark_submit():
         builder = SparkSession.builder.appName(APP_NAME)
         spark = builder.config("spark.sql.session.timeZone", "UTC").getOrCreate()
     else:
-        conf = own_conf(master, quiet, log_bytes)
+        conf = own_conf(master, quiet, log_bytes, java_options)
         if quiet:  # the JVM's start-up warnings off stderr too
             launch.quiet_context(conf)
         spark = SparkSession.builder.config(conf=conf).getOrCreate()
@@ -114,10 +126,14 @@ def build_session(
     return spark
 
 
-def own_conf(master: str | None, quiet: bool, log_bytes: int | None) -> SparkConf:
+def own_conf(
+    master: str | None, quiet: bool, log_bytes: int | None, java_options: str = ""
+) -> SparkConf:
     """The settings of a Spark beanpod starts itself (:func:`session_conf`, a temporary
     warehouse, UTC; with ``quiet``, a JVM logging only errors)."""
     settings = session_conf(log_bytes)
+    if java_options:
+        settings["spark.driver.extraJavaOptions"] += f" {java_options}"
     if quiet:
         settings["spark.driver.extraJavaOptions"] += (
             f" -Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
@@ -130,6 +146,43 @@ def own_conf(master: str | None, quiet: bool, log_bytes: int | None) -> SparkCon
     settings["spark.sql.session.timeZone"] = "UTC"
     conf = SparkConf().setMaster(master or "local[*]").setAppName(APP_NAME)
     return conf.setAll(list(settings.items()))
+
+
+def start_session(
+    master: str | None, quiet: bool, log_bytes: int | None
+) -> tuple[SparkSession, cds.Archive | None]:
+    """:func:`build_session`, with the CDS archive of Spark's classes for a small log (a
+    start that fails with an existing archive is tried once more without it)."""
+    archive = cds.prepare(spark_jars()) if is_small(log_bytes) else None
+    if archive is None:
+        return build_session(master, quiet, log_bytes), None
+    try:
+        return build_session(master, quiet, log_bytes, archive.java_options), archive
+    except PySparkRuntimeError as exc:
+        if "JAVA_GATEWAY_EXITED" not in str(exc) or not archive.failed_start():
+            raise
+    return build_session(master, quiet, log_bytes), None
+
+
+def spark_jars() -> Path:
+    """The jars Spark's JVM loads ($SPARK_HOME's, else the pyspark package's)."""
+    return Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent, "jars")
+
+
+def publish_archive(spark: SparkSession, archive: cds.Archive) -> None:
+    """Stop the JVM of a run that writes the CDS archive, wait while it writes it at exit,
+    and publish it (a later run's JVM maps it)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    jvm: Any = spark.sparkContext._jvm
+    classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
+    spark.stop()
+    if proc is None or proc.stdin is None:
+        return
+    proc.stdin.close()  # the JVM exits when its stdin ends
+    try:
+        archive.publish(proc.wait(cds.DUMP_TIMEOUT_S), classpath)
+    except subprocess.TimeoutExpired:
+        archive.publish(None, classpath)
 
 
 def import_report_meanwhile() -> None:
@@ -232,10 +285,11 @@ def run(
     settings when ``spark`` is not given.
     """
     stages = _Stages(progress)
+    archive = None
     if spark is None:
         import_report_meanwhile()
         with stages.stage("start Spark"):  # the JVM's start and the SparkContext's
-            spark = build_session(master, quiet, log_bytes)
+            spark, archive = start_session(master, quiet, log_bytes)
     from beanpod.analytics import report
 
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
@@ -269,6 +323,8 @@ def run(
     finally:
         for frame in kept:
             frame.unpersist()
+    if archive is not None and archive.pending is not None:
+        publish_archive(spark, archive)
     return stages.seconds
 
 

@@ -5,18 +5,15 @@ the settings the 10M-event figures were measured with."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from bench.analytics.generate import generate
-from pyspark.sql import Row, SparkSession
-from pyspark.testing import assertDataFrameEqual
-from tests.support.analytics import reference
+from pyspark.sql import SparkSession
+from tests.support.analytics import cli
 
-from beanpod.analytics import write
+from beanpod.analytics import cds
 from beanpod.analytics.pipeline import LOCAL_CONF, SMALL_SESSION_BYTES, session_conf
 
 PROBE = """
@@ -67,31 +64,12 @@ def test_beanpod_analyze_with_the_small_log_settings_equals_the_reference(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """The short-run settings (interpreted expressions, one partition) change no table:
-    the CLI in its own process against the contract's pure-Python implementation."""
+    the CLI in its own process against the contract's pure-Python implementation (without
+    the CDS archive: test_cds.py runs it with one)."""
     generate(tmp_path / "events", 3_000, days=2, queues=3)
-    done = subprocess.run(
-        [sys.executable, "-m", "beanpod", "analyze",
-         "--events", str(tmp_path / "events"), "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = cli.analyze(tmp_path / "events", tmp_path / "out", {cds.SWITCH_ENV: "off"})
     assert done.returncode == 0, done.stderr
     # Progress lines only: no JVM start-up warning (the incubator module), no Spark log.
     assert "incubator" not in done.stderr
-    assert all(re.match(r"\d\d:\d\d:\d\d \[\d+/\d+\] ", line) for line in
-               done.stderr.splitlines()), done.stderr  # fmt: skip
-    expected = reference.tables(reference.read_log(tmp_path / "events"))
-    assert all(expected[name] for name in write.TABLES)
-    for name in write.TABLES:
-        table = spark.read.parquet(write.table_uri(str(tmp_path / "out"), name))
-        rows = [
-            Row(**{c: _naive(v) for c, v in zip(table.columns, row, strict=True)})
-            for row in expected[name]
-        ]
-        assertDataFrameEqual(table.collect(), rows, rtol=1e-9)
-
-
-def _naive(value: object) -> object:
-    """PySpark collects timestamps as naive local datetimes; the reference's are UTC-aware."""
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return datetime.fromtimestamp(value.timestamp())
-    return value
+    assert cli.only_progress(done.stderr), done.stderr
+    cli.assert_reference_tables(spark, tmp_path / "events", tmp_path / "out")
