@@ -34,7 +34,9 @@ CONFIG = Path(__file__).parents[1] / "deploy" / "haproxy-cluster.cfg"
 # leader, the node's lease outlives it by an election plus one election timeout (etcd gives
 # every lease that much on a new leader) plus its TTL: with the defaults over 5 s.
 ETCD_TIMING = ("--heartbeat-interval", "50", "--election-timeout", "500")
-FIRST_GID = 60011  # machine i runs with group 60010 + i (no group entry needed)
+# machine i runs with a group of its own (no group entry needed), distinct per run: two
+# runs at once (a suite and a bench) must not cut each other's machines off
+FIRST_GID = 1_000_000 + 4 * os.getpid()
 
 
 def missing_tools() -> str | None:
@@ -104,7 +106,7 @@ class FaultCluster:
     def machine_of(self, node: Node) -> Machine:
         return next(m for m in self.machines if m.node is node)
 
-    def settle(self, seconds: float = 120) -> Machine:
+    def settle(self, seconds: float = 300) -> Machine:
         """Once every node is up and names one leader: that leader's machine."""
         leader = self.nodes.leader(seconds)
         self.nodes.followers_agree(leader, seconds)

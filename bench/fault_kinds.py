@@ -134,7 +134,8 @@ def _old_leader_checked(run: Run, outcome: Outcome, old: Machine, probe: Probe,
 
 
 def disk_full(run: Run) -> Outcome:
-    """A follower's directory (tmpfs) filled up for 5 s: the cluster keeps serving."""
+    """A follower's directory (tmpfs) filled up: the cluster keeps serving, and the
+    follower keeps following. The disk stays full for `full_disk_leads`."""
     outcome = Outcome("a follower's disk full", 1.5)
     if os.geteuid() != 0:
         outcome.notes.append("skipped: mounting a tmpfs needs root")
@@ -151,10 +152,35 @@ def disk_full(run: Run) -> Outcome:
     if not node.alive():
         outcome.problems.append(f"the follower {node.node_id} died: see {node.log}")
     outcome.notes.append(f"follower /readyz {'200' if node.ready() else 'not 200'}")
-    disk.free()
+    return run.measure(outcome, moment)
+
+
+def full_disk_leads(run: Run) -> Outcome:
+    """kill -9 of the leader while the other follower is paused: the node whose disk is
+    full takes over and serves (its event log fails; the queue must not)."""
+    outcome = Outcome("kill -9 of the leader: the full-disk node takes over", 5.0)
+    if run.disk is None:
+        outcome.notes.append("skipped: no full disk")
+        return outcome
+    full = run.disk.machine
+    leader = run.cluster.leader()
+    other = next(m for m in run.cluster.machines if m is not leader and m is not full)
+    assert leader.node.process is not None and other.node.process is not None
+    moment = time.monotonic()
+    os.kill(other.node.process.pid, signal.SIGSTOP)
+    try:
+        os.kill(leader.node.process.pid, signal.SIGKILL)
+        run.served_again(moment, leader)
+    finally:
+        os.kill(other.node.process.pid, signal.SIGCONT)
+    if run.cluster.leader().node is not full.node:
+        outcome.problems.append(f"{full.node.node_id} (disk full) did not take over")
+    run.cluster.restart_node(leader)
+    run.disk.free()
     return run.measure(outcome, moment)
 
 
 Fault = Callable[[Run], Outcome]
-ONE_OF_EACH: list[Fault] = [kill9, sigterm, whole_node, pause, partition, disk_full]
+ONE_OF_EACH: list[Fault] = [kill9, sigterm, whole_node, pause, partition, disk_full,
+                             full_disk_leads]  # fmt: skip
 ROUND: list[Fault] = [kill9, sigterm, kill9, whole_node, pause, partition]

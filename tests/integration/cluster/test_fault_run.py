@@ -2,9 +2,10 @@
 on 127.0.0.11-13 behind HAProxy, producers and workers through it, one of each fault:
 kill -9 of the leader, SIGTERM of it, kill -9 of its whole node, SIGSTOP of it for 8 s,
 a partition of its address (nftables, else a pause of both its processes), a follower's
-disk full. No acknowledged put lost, no acknowledged delete undone, ids unique and
-rising, no old leader acknowledging anything, etcd's database small. The gaps between
-puts are printed (the bench judges them: no timing thresholds in tests)."""
+disk full, then that node made the leader while its disk is full. No acknowledged put
+lost, no acknowledged delete undone, ids unique and rising, no old leader acknowledging
+anything, etcd's database small. The gaps between puts are printed (the bench judges
+them: no timing thresholds in tests)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_one_round_of_faults_loses_no_acknowledgement(tmp_path: Path) -> None:
     assert [o.fault for o in report.outcomes] == [
         "SIGKILL of the leader", "SIGTERM of the leader", "kill -9 of the leader's whole node",
         "SIGSTOP of the leader for 8 s", "partition of the leader's address",
-        "a follower's disk full",
+        "a follower's disk full", "kill -9 of the leader: the full-disk node takes over",
     ]  # fmt: skip
     assert report.verdict.inserted > 0 and report.verdict.deleted > 0
     assert not report.problems, report.table()
