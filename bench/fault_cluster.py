@@ -75,18 +75,27 @@ class FaultCluster:
     def __init__(self, workdir: Path, name: str = "faults") -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
-        gids = tuple(FIRST_GID + i if os.geteuid() == 0 else None for i in range(3))
         self.members = EtcdMembers(workdir, options=ETCD_TIMING)
-        self.members.start(gids=gids)
-        self.nodes = Nodes(self.members.endpoints, name, workdir)
+        self.nodes = Nodes("", name, workdir)
         self.machines: list[Machine] = []
+        self.proxy = ("127.0.0.1", free_port("127.0.0.1"))
+        self.haproxy: subprocess.Popen[bytes] | None = None
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # what did start
+            raise
+
+    def _start(self) -> None:
+        gids = tuple(FIRST_GID + i if os.geteuid() == 0 else None for i in range(3))
+        self.members.start(gids=gids)
+        self.nodes.etcd = self.members.endpoints
         for member, host, gid in zip(self.members.members, HOSTS, gids, strict=True):
             node = Node(f"n{len(self.machines) + 1}", host, free_port(host), free_port(host),
-                        workdir / f"n{len(self.machines) + 1}.log", gid=gid)  # fmt: skip
+                        self.workdir / f"n{len(self.machines) + 1}.log", gid=gid)  # fmt: skip
             self.nodes.nodes.append(node)
             self.machines.append(Machine(member, node))
             self.nodes.launch(node)
-        self.proxy = ("127.0.0.1", free_port("127.0.0.1"))
         self.haproxy = self._haproxy()
 
     def _haproxy(self) -> subprocess.Popen[bytes]:
@@ -151,8 +160,9 @@ class FaultCluster:
         return max(sizes)
 
     def stop(self) -> None:
-        self.haproxy.terminate()
-        self.haproxy.wait(10)
+        if self.haproxy is not None:
+            self.haproxy.terminate()
+            self.haproxy.wait(10)
         self.nodes.stop()
         self.members.stop()
 

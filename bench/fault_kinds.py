@@ -44,9 +44,10 @@ class Run:
     def measure(self, outcome: Outcome, moment: float) -> Outcome:
         """Once every node names one leader and puts flowed a while: the gap."""
         self.cluster.settle()
+        settled = time.monotonic() - moment
         time.sleep(SETTLE_SECONDS)
         outcome.gap, began = self.load.gap(moment, time.monotonic())
-        outcome.notes.append(f"gap began at {began:+.2f} s")
+        outcome.notes.append(f"gap began at {began:+.2f} s; all 3 nodes back at {settled:.0f} s")
         return outcome
 
 
