@@ -30,6 +30,8 @@ class Node:
     http: int
     log: Path
     process: subprocess.Popen[bytes] | None = None
+    gid: int | None = None  # run with this group (the fault run tells machines apart by it)
+    options: tuple[str, ...] = ()  # more serve options (the fault run's --events DIR)
 
     @property
     def address(self) -> tuple[str, int]:
@@ -81,8 +83,9 @@ class Nodes:
             [sys.executable, "-m", "beanpod", "serve", "--cluster",
              f"etcd://{self.etcd}/{self.name}", "--node-id", node.node_id, "-l", node.host,
              "-p", str(node.port), "--http", f"{node.host}:{node.http}",
-             *self.node_options(node)],
+             *self.node_options(node), *node.options],
             stdout=log, stderr=subprocess.STDOUT,
+            group=node.gid, extra_groups=[] if node.gid else None,
         )  # fmt: skip
         log.close()
 

@@ -15,6 +15,8 @@ from typing import Any
 
 HOSTS = ("127.0.0.11", "127.0.0.12", "127.0.0.13")
 SNAPSHOT_COUNT = 5000  # 3.4 keeps 100,000 entries in memory by default: too many for batches
+# --pre-vote: a member cut off and back must not force an election (3.4 has it off): without
+# it, its raised term deposes etcd's leader and the cluster's leader loses its lease
 
 
 def free_port(host: str) -> int:
@@ -34,6 +36,7 @@ class Member:
     client_port: int
     peer_port: int
     process: subprocess.Popen[bytes] | None = None
+    gid: int | None = None  # run with this group (the fault run tells machines apart by it)
 
     @property
     def client(self) -> str:
@@ -48,22 +51,26 @@ class Member:
 class EtcdMembers:
     workdir: Path
     members: list[Member] = field(default_factory=list)
+    options: tuple[str, ...] = ()  # more etcd options (the fault run's timing)
 
     @property
     def endpoints(self) -> str:
         return ",".join(m.client for m in self.members)
 
-    def start(self, hosts: tuple[str, ...] = HOSTS) -> EtcdMembers:
+    def start(
+        self, hosts: tuple[str, ...] = HOSTS, gids: tuple[int | None, ...] = (None, None, None)
+    ) -> EtcdMembers:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.members = [Member(f"e{i}", host, free_port(host), free_port(host))
-                        for i, host in enumerate(hosts)]  # fmt: skip
-        initial = ",".join(f"{m.name}={m.peer}" for m in self.members)
+        self.members = [Member(f"e{i}", host, free_port(host), free_port(host), gid=gid)
+                        for i, (host, gid) in enumerate(zip(hosts, gids, strict=True))]  # fmt: skip
         for member in self.members:
-            self._launch(member, initial)
+            self.launch(member)
         self.wait_healthy()
         return self
 
-    def _launch(self, member: Member, initial: str) -> None:
+    def launch(self, member: Member) -> None:
+        """Start (or restart, on its data directory and ports) one member."""
+        initial = ",".join(f"{m.name}={m.peer}" for m in self.members)
         data = self.workdir / member.name
         log = (self.workdir / f"{member.name}.log").open("ab")
         member.process = subprocess.Popen(
@@ -73,8 +80,10 @@ class EtcdMembers:
              "--listen-peer-urls", member.peer, "--initial-advertise-peer-urls", member.peer,
              "--initial-cluster", initial, "--initial-cluster-state", "new",
              "--initial-cluster-token", f"beanpod-{self.workdir.name}",
-             "--snapshot-count", str(SNAPSHOT_COUNT)],
+             "--snapshot-count", str(SNAPSHOT_COUNT), "--pre-vote",
+             *self.options],
             stdout=log, stderr=subprocess.STDOUT,
+            group=member.gid, extra_groups=[] if member.gid else None,
         )  # fmt: skip
         log.close()
 

@@ -18,6 +18,10 @@ CALL_SECONDS = 1.0  # a transaction not answered by then has an unknown outcome
 READ_SECONDS = 10.0  # a range of the log carries up to PAGE batches of up to 1 MiB
 DEFRAG_SECONDS = 60.0  # a member rewrites its whole database file
 READ_BUFFER = 8 << 20  # a watch line carries whole batches (base64): room for several
+# etcd's answers that say a request was dropped or its outcome is not known, while its Raft
+# leadership moves (a transfer, an election): the same request may be sent again
+PASSING = ("raft proposal dropped", "leader changed", "no leader", "request timed out",
+           "too many requests")  # fmt: skip
 
 
 class EtcdError(Exception):
@@ -57,6 +61,13 @@ def parse_endpoints(text: str) -> list[str]:
     return [f"http://{part.strip()}" for part in text.split(",") if part.strip()]
 
 
+def _refusal(url: str, error: str) -> EtcdError:
+    """etcd's error answer: EtcdUnknown while its leadership moves (a retry is safe: an
+    append's `version == 0` compare applies it once), EtcdError otherwise."""
+    passing = any(words in error for words in PASSING)
+    return (EtcdUnknown if passing else EtcdError)(f"{url}: {error}")
+
+
 class Etcd:
     def __init__(self, endpoints: Sequence[str]) -> None:
         if not endpoints:
@@ -91,7 +102,7 @@ class Etcd:
                 continue
             self.current = index
             if isinstance(answer, dict) and "error" in answer:
-                raise EtcdError(f"{url}: {answer.get('error')}")
+                raise _refusal(url, str(answer.get("error")))
             return answer
         raise EtcdError("; ".join(failures) or "no etcd member answered")
 

@@ -33,6 +33,7 @@ from beanpod.storage.framing import FRAME_SIZE, frame, frame_pair
 log = logging.getLogger("beanpod.cluster")
 
 APPEND_TRIES = 3  # one try per member of a 3-member etcd
+RETRY_PAUSE = 0.05  # s before a retry: etcd's leadership may be moving (a transfer, an election)
 MAX_BATCH = 1 << 20  # bytes of records per transaction (etcd refuses requests > 1.5 MiB)
 # A put's record beyond its body: header, fixed fields, tube name (room())
 PUT_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + 64
@@ -220,6 +221,8 @@ class EtcdJournal:
         compare, reads = self.fence.compare(key), self.fence.reads(key)
         why = ""
         for attempt in range(APPEND_TRIES):
+            if attempt:
+                await asyncio.sleep(RETRY_PAUSE * attempt)
             try:
                 ok, answer = await self.etcd.txn(compare, put, reads)
             except EtcdUnknown as exc:

@@ -1,0 +1,67 @@
+"""A follower's disk full: the node is restarted with its directory on a small tmpfs
+(its event log there, and its -b DIR where a cluster's node takes one), which is then
+filled to the last byte; freed when the fault ends, unmounted when the run ends."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+from pathlib import Path
+
+from bench.fault_cluster import FaultCluster, Machine
+
+SIZE = "4m"
+FILLER = "filler"
+
+
+def takes_binlog_dir() -> bool:
+    """Does `serve --cluster` accept -b DIR (a node's own checkpoints)?"""
+    from beanpod.cli.serve_cluster import REFUSED
+
+    return "binlog_dir" not in REFUSED
+
+
+class FullDisk:
+    def __init__(self, cluster: FaultCluster, machine: Machine) -> None:
+        self.cluster = cluster
+        self.machine = machine
+        self.mount = cluster.workdir / f"disk-{machine.node.node_id}"
+
+    def attach(self) -> None:
+        """Restart the follower (SIGTERM: it is not the leader) on the tmpfs."""
+        self.mount.mkdir(exist_ok=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "tmpfs",
+                        str(self.mount)], check=True)  # fmt: skip
+        options = ["--events", str(self._dir("events"))]
+        if takes_binlog_dir():
+            options += ["-b", str(self._dir("node"))]
+        node = self.machine.node
+        node.options = tuple(options)
+        assert node.process is not None
+        node.process.terminate()
+        self.cluster.restart_node(self.machine)
+
+    def _dir(self, name: str) -> Path:
+        path = self.mount / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def fill(self) -> int:
+        """Write until the filesystem says ENOSPC; the bytes written."""
+        written = 0
+        chunk = b"\0" * 65536
+        with (self.mount / FILLER).open("wb", buffering=0) as out:
+            while True:
+                try:
+                    written += out.write(chunk) or 0
+                except OSError as exc:
+                    if exc.errno != errno.ENOSPC:
+                        raise
+                    return written
+
+    def free(self) -> None:
+        (self.mount / FILLER).unlink(missing_ok=True)
+
+    def detach(self) -> None:
+        """After the node stopped."""
+        subprocess.run(["umount", "-l", str(self.mount)], check=False)
