@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from bench.etcd_members import EtcdMembers
 from beanpod.client.workq import NotFound, ServerError
 from tests.integration.cluster.door_nodes import DoorNodes, door_cluster
 from tests.integration.cluster.marks import needs_etcd
+from tests.integration.cluster.test_failover import read_all
 from tests.support.workq_server import new_id
 
 qless: Any = pytest.importorskip("qless", reason="qless-py 0.11.4 is not installed")
@@ -77,3 +79,25 @@ def test_a_followers_doors_change_nothing_and_name_the_leader(doors: DoorNodes) 
     with doors.workq(leader) as c, pytest.raises(NotFound):
         c.inspect_job(job_id)
     assert doors.qless(leader).jobs["refused"] is None
+
+
+def test_the_leaders_doors_answer_nothing_uncommitted(doors: DoorNodes, etcd: EtcdMembers) -> None:
+    """With etcd stalled, a Workq add and the Redis replies sent meanwhile are held (as a
+    beanstalkd put's): the leader steps down and both connections close unanswered."""
+    leader = doors.leader()
+    workq = socket.create_connection(doors.workq_address(leader), timeout=30)
+    door = socket.create_connection((leader.host, doors.doors[leader.node_id][1]), timeout=30)
+    pids = [m.process.pid for m in etcd.members if m.process is not None]
+    for pid in pids:  # etcd stalls: the add's append cannot commit
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        workq.sendall(b"add %s q 60000 600000 6\r\nunsure\r\n" % new_id().encode())
+        door.sendall(b"*1\r\n$4\r\nPING\r\n")  # shows nothing, but waits all the same
+        workq_saw, door_saw = read_all(workq), read_all(door)  # until the leader steps down
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    assert (workq_saw, door_saw) == (b"", b"")
+    new = doors.leader(seconds=60)
+    with doors.workq(new) as c:  # the cluster serves Workq again
+        c.add(new_id(), "q", 60_000, 600_000, b"later")
