@@ -3,11 +3,14 @@ turn over real sockets: a refused address is skipped, a lost connection moves on
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
 
+from beanpod.client import workq_aio
 from beanpod.client.socket_conn import Addresses, SocketConn, parse_addresses
+from beanpod.client.workq_aio import AsyncClient
 
 
 @pytest.mark.parametrize(
@@ -59,3 +62,19 @@ def test_connect_skips_a_refused_address_and_a_loss_moves_on() -> None:
         conn._lost(TimeoutError())  # a timeout is no loss of the server: it stays
         assert conn.address == live[1]
         conn.close()
+
+
+def test_the_asyncio_client_skips_a_refused_address() -> None:
+    async def run() -> None:
+        server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+        live = ("127.0.0.1", server.sockets[0].getsockname()[1])
+        async with server:
+            client = await AsyncClient.connect([("127.0.0.1", closed_port()), live])
+            assert client.addresses is not None and client.addresses.current == live
+            await client.close()
+            addresses = Addresses([("127.0.0.1", closed_port()), live], 1)
+            _reader, writer = await workq_aio._open(addresses)
+            writer.close()
+            assert addresses.current == live
+
+    asyncio.run(run())
