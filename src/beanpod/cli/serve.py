@@ -234,7 +234,7 @@ def serve(
     config = ServerConfig(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop,
-        workq_port=None if cluster else _workq_port(workq_port, port),
+        workq_port=_workq_port(workq_port, port),
         default_ports=defaults,
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         checkpoint_floor=checkpoint_floor,

@@ -17,9 +17,10 @@ REFUSED = {
     "no_fsync": "durability is etcd's: a reply waits for the etcd commit",
     "checkpoint_floor": "the log is kept in etcd (a node checkpoints every --checkpoint-batches)",
     "segment_size": "the log is kept in etcd",
-    "workq_port": "Workq is not served by a cluster yet (beanstalkd and HTTP only)",
-    "redis_port": "the Redis-protocol door is not served by a cluster yet",
     "clock": "a cluster runs on the real clock",
+    # their sessions are made without asking whether this node leads (server/edge)
+    "tls_listen": "a follower's TLS listeners are not served read-only yet",
+    "tls_workq_listen": "a follower's TLS listeners are not served read-only yet",
 }
 
 

@@ -29,7 +29,8 @@ __all__ = [
 
 
 class Client:
-    """A connection plus qless's collections: `queues`, `jobs`, `workers`, `config`."""
+    """A connection plus qless's collections: `queues`, `jobs`, `workers`, `config`.
+    `host` may name several servers, "h1:11300,h2:11300" (a cluster's nodes)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
                  worker_name: str | None = None, timeout: float | None = 30,

@@ -29,13 +29,15 @@ class Connection(SocketConn):
     A lost connection is re-opened with `backoff` (beanpod.client.reconnect) and the
     call in progress sent again: qless calls name their job and worker, so a resent
     call either repeats what already happened (a heartbeat, a put of the same jid) or
-    is refused with qless's own words (a complete already done: QlessError)."""
+    is refused with qless's own words (a complete already done: QlessError). `host` may
+    name several servers, "h1:11300,h2:11300" (a cluster's nodes): a lost connection
+    (a follower closes it) moves on to the next (beanpod.client.socket_conn)."""
 
     def __init__(
         self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, timeout: float | None = 30,
         backoff: Backoff | None = DEFAULT,
     ) -> None:  # fmt: skip
-        super().__init__((host, port), timeout)
+        super().__init__(host, timeout, port)
         self.backoff = backoff
         if backoff is None:
             self._connect()
@@ -57,8 +59,8 @@ class Connection(SocketConn):
             if line.startswith(b"OK "):
                 size = int(line[3:])
                 return json.loads(self._exactly(size + 2)[:size])
-        except OSError:
-            self.close()
+        except OSError as exc:
+            self._lost(exc)
             raise
         if line.startswith(b"QLESS_ERROR "):
             raise QlessError(line[12:].decode("utf-8", "replace"))

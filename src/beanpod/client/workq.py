@@ -19,12 +19,13 @@ from typing import Any
 
 from beanpod.client import workq_proto as p
 from beanpod.client.reconnect import DEFAULT, Backoff
-from beanpod.client.socket_conn import SocketConn
+from beanpod.client.socket_conn import AddressSpec, SocketConn
 from beanpod.client.workq_proto import (
     Bytesish,
     ClientError,
     Job,
     NotFound,
+    NotLeader,
     Record,
     Result,
     ServerError,
@@ -41,6 +42,7 @@ __all__ = [
     "ClientError",
     "Job",
     "NotFound",
+    "NotLeader",
     "Record",
     "Result",
     "ServerError",
@@ -56,15 +58,17 @@ class Client(SocketConn):
     The connection is re-opened when lost (`backoff`, beanpod.client.reconnect), and the
     call in progress is sent again; a reply that only says the first send took effect
     (`Duplicate job` to add/schedule, `Duplicate result` to complete/fail, `-NOT-FOUND`
-    to delete) is then a success."""
+    to delete) is then a success. `address` may name several servers (a cluster's
+    nodes: "h1:9922,h2:9922" or a list, beanpod.client.socket_conn): a connection lost
+    or a follower's `NotLeader` moves the client on to the next."""
 
     def __init__(
         self,
-        address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        address: AddressSpec = ("127.0.0.1", w.DEFAULT_PORT),
         timeout: float | None = 30,
         backoff: Backoff | None = DEFAULT,
     ) -> None:
-        super().__init__(address, timeout)
+        super().__init__(address, timeout, w.DEFAULT_PORT)
         self.backoff = backoff
         self._sends = 0
         if backoff is None:
@@ -110,8 +114,8 @@ class Client(SocketConn):
                 return self._send_and_read(sock, data, kind)
             finally:
                 sock.settimeout(self.timeout)
-        except OSError:
-            self.close()
+        except OSError as exc:  # NotLeader too: the next address is tried
+            self._lost(exc)
             raise
 
     def _send_and_read(self, sock: socket.socket, data: bytes, kind: int) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 
 from beanpod.client import workq_proto as p
 from beanpod.client.reconnect import DEFAULT, Backoff
+from beanpod.client.socket_conn import Addresses, AddressSpec
 from beanpod.client.workq_proto import Bytesish, Job, Record, Result, Settled, WorkqError
 from beanpod.protocols.workq import wire as w
 
@@ -30,27 +31,29 @@ class AsyncClient:
 
     def __init__(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-        address: tuple[str, int] | None = None, backoff: Backoff | None = None,
+        addresses: Addresses | None = None, backoff: Backoff | None = None,
     ) -> None:  # fmt: skip
         self._reader: asyncio.StreamReader | None = reader
         self._writer: asyncio.StreamWriter | None = writer
-        self.address = address
-        self.backoff = backoff if address is not None else None
+        self.addresses = addresses
+        self.backoff = backoff if addresses is not None else None
         self._buf = bytearray()
         self._sends = 0
 
     @classmethod
     async def connect(
         cls,
-        address: tuple[str, int] = ("127.0.0.1", w.DEFAULT_PORT),
+        address: AddressSpec = ("127.0.0.1", w.DEFAULT_PORT),
         backoff: Backoff | None = DEFAULT,
     ) -> AsyncClient:
-        """Open the connection (called by `async with`)."""
+        """Open the connection (called by `async with`); `address` may name several
+        servers, tried in turn (beanpod.client.socket_conn)."""
+        addresses = Addresses(address, w.DEFAULT_PORT)
         if backoff is None:
-            return cls(*await asyncio.open_connection(*address))
+            return cls(*await _open(addresses))
         async for attempt in backoff.async_retrying():
             with attempt:
-                return cls(*await asyncio.open_connection(*address), address, backoff)
+                return cls(*await _open(addresses), addresses, backoff)
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def __aenter__(self) -> AsyncClient:
@@ -87,9 +90,9 @@ class AsyncClient:
         """Send one command, read its reply; a broken connection is dropped."""
         try:
             if self._writer is None or self._reader is None:
-                if self.address is None:
+                if self.addresses is None:
                     raise ConnectionError("the client is closed")
-                self._reader, self._writer = await asyncio.open_connection(*self.address)
+                self._reader, self._writer = await _open(self.addresses)
                 self._buf.clear()
             reader, writer = self._reader, self._writer
             self._sends += 1
@@ -99,8 +102,10 @@ class AsyncClient:
                 if not chunk:
                     raise ConnectionError("the server closed the connection")
                 self._buf += chunk
-        except OSError:
+        except OSError as exc:  # NotLeader too: the next address is tried
             await self.close()
+            if self.addresses is not None and not isinstance(exc, TimeoutError):
+                self.addresses.move_on()
             raise
         return value
 
@@ -162,3 +167,18 @@ class AsyncClient:
         """`active-clients`, `evicted-jobs`, `started`."""
         records: list[tuple[bytes, Record]] = await self._call(p.inspect(w.SERVER), p.INSPECT)
         return {k: v.decode() for k, v in records[0][1].items()}
+
+
+async def _open(addresses: Addresses) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to the first address that accepts, from the one in use."""
+    error: OSError | None = None
+    for index, address in addresses.in_turn():
+        try:
+            opened = await asyncio.open_connection(*address)
+        except OSError as exc:
+            error = exc
+            continue
+        addresses.at = index
+        return opened
+    assert error is not None
+    raise error

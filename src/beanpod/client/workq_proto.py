@@ -30,6 +30,11 @@ class ServerError(WorkqError):
     """-SERVER-ERROR <text>."""
 
 
+class NotLeader(ServerError, ConnectionError):
+    """-SERVER-ERROR Not the leader (...): a cluster's follower did nothing; a client
+    given several addresses moves on to the next (a ConnectionError, so it retries)."""
+
+
 class TimedOut(WorkqError):
     """-TIMEOUT: nothing happened within the wait-timeout (or the TTR, for run)."""
 
@@ -193,7 +198,8 @@ def error_for(line: bytes) -> WorkqError:
     if line.startswith(b"-CLIENT-ERROR "):
         return ClientError(text[14:])
     if line.startswith(b"-SERVER-ERROR "):
-        return ServerError(text[14:])
+        kind = NotLeader if text[14:].startswith(w.NOT_LEADER) else ServerError
+        return kind(text[14:])
     return WorkqError(f"unexpected reply {text!r}")
 
 

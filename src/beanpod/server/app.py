@@ -276,7 +276,10 @@ class App:
             return FollowerSession(self.cluster)
         return BeanstalkdSession(self)
 
-    def workq_session(self) -> WorkqSession:
+    def workq_session(self) -> asyncio.Protocol:
+        """A Workq connection's session: a cluster's follower refuses every command."""
+        if self.cluster is not None and not self.cluster.leading:
+            return self.cluster.follower_workq()
         from beanpod.server.extensions import WorkqSession  # loaded with the extensions
 
         return WorkqSession(self, self.workq_dialect)

@@ -6,7 +6,8 @@ follower (every client connection closes with the old process, nothing more is s
 A follower's beanstalkd connection answers `stats` (this node's own, read-only); any
 other command closes it: a client (or HAProxy, checking GET /leader) reconnects to the
 leader. beanstalkd has no reply that names another server, and an invented one would
-break clients that expect the protocol's words only.
+break clients that expect the protocol's words only. Its Workq and Redis doors answer
+every command with an error naming the leader (server/follower_doors.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from beanpod.durability.cluster import checkpoint
 from beanpod.durability.cluster.etcd import parse_endpoints
 from beanpod.durability.cluster.node import ClusterNode, ClusterSettings
 from beanpod.protocols.beanstalkd import inspect
+from beanpod.server.follower_doors import FollowerDoor, FollowerWorkq
 from beanpod.server.http import read_token
 from beanpod.server.startup import EXIT_USAGE, StartupError
 
@@ -91,7 +93,13 @@ class ClusterRole:
         )  # fmt: skip
         self.app = app
         self.node = ClusterNode(app.engine, settings, app.clock.now, self.lead, self.step_down)
-        self.followers: set[FollowerSession] = set()
+        self.followers: set[FollowerSession | FollowerDoor] = set()  # closed on winning
+
+    def follower_workq(self) -> FollowerWorkq:
+        return FollowerWorkq(self.followers, self.leader_seen)
+
+    def leader_seen(self) -> dict[str, str] | None:
+        return self.node.leader
 
     @property
     def leading(self) -> bool:

@@ -52,6 +52,7 @@ PRIORITY_MAX = 2**31 - 1
 OK = b"+OK\r\n"
 TIMEOUT = b"-TIMEOUT\r\n"
 NOT_FOUND = b"-NOT-FOUND\r\n"
+NOT_LEADER = "Not the leader"  # a cluster's follower: -SERVER-ERROR Not the leader (...)
 
 
 def client_error(text: str) -> bytes:

@@ -1,0 +1,72 @@
+"""A cluster follower's Workq and Redis doors: they change nothing and say who leads.
+
+A follower's engine only folds the log (its jobs are not placed), so it serves no
+command of these doors: each is answered with one error line naming the leader as last
+seen, in the words the protocol has for it, and the connection stays open (a client may
+ask again once this node leads; `lead` closes it then, so it reconnects to a session of
+the leader). Workq: `-SERVER-ERROR Not the leader (leader: n1 at 127.0.0.11:11300)`;
+Redis: `-READONLY Not the leader (...)` (server/redis_door.py: it loads with the door).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, cast
+
+from beanpod.protocols.workq import wire as workq_wire
+from beanpod.protocols.workq.commands import Parser as WorkqParser
+from beanpod.protocols.workq.commands import Rejected as WorkqRejected
+
+Leader = Callable[[], "dict[str, str] | None"]  # the leader as last seen, if any
+
+
+def leader_words(leader: dict[str, str] | None) -> str:
+    """`leader: n1 at 127.0.0.11:11300` (its beanstalkd address, as GET /leader shows)."""
+    if leader is None:
+        return "leader: not known yet"
+    return f"leader: {leader.get('node', '?')} at {leader.get('address', '?')}"
+
+
+class FollowerDoor(asyncio.Protocol):
+    """Every whole request read is answered by `refuse` (its reply, and whether the
+    connection closes after it); the registry lets `lead` close the door's connections."""
+
+    def __init__(self, registry: set[Any], leader: Leader, parser: Any) -> None:
+        self.registry = registry
+        self.leader = leader
+        self.parser = parser
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)
+        self.registry.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.registry.discard(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed(data)
+        out: list[bytes] = []
+        close = False
+        while not close and (request := self.parser.next_command()) is not None:
+            reply, close = self.refuse(request)
+            out.append(reply)
+        if self.transport is not None:
+            self.transport.write(b"".join(out))
+            if close:
+                self.transport.close()
+
+    def refuse(self, request: Any) -> tuple[bytes, bool]:
+        raise NotImplementedError
+
+
+class FollowerWorkq(FollowerDoor):
+    def __init__(self, registry: set[Any], leader: Leader) -> None:
+        super().__init__(registry, leader, WorkqParser())
+
+    def refuse(self, request: Any) -> tuple[bytes, bool]:
+        if isinstance(request, WorkqRejected):  # framing errors keep the reference's replies
+            return request.reply, request.close
+        text = f"{workq_wire.NOT_LEADER} ({leader_words(self.leader())})"
+        return workq_wire.server_error(text), False
