@@ -168,8 +168,8 @@ def test_the_private_use_scan_finds_a_planted_call(tmp_path: Path) -> None:
 # and the timings it feeds. The write-ahead log's replay and snapshot (the durability
 # package) rebuild those books through the engine's moves (make_ready_restored,
 # place_restored, restore_pause, ids_above, keep_journal...) and are checked like any
-# extension; only the composition root (server/) plugs the event sink and the drain
-# switch into a fresh engine.
+# extension; the composition root (server/) too: it plugs the event sink in and turns the
+# drain on through the engine's moves (keep_events, start_draining).
 ENGINE_OWN = {CORE / f"{name}.py" for name in (
     "job", "tube", "conn", "timers", "pqueue", "waiters", "stats", "timings",
 )} | set(ENGINE_LAYERS)  # fmt: skip
@@ -187,8 +187,7 @@ DURABILITY_FIELDS = {"file"}
 
 
 def _engine_own(path: Path) -> bool:
-    parts = path.relative_to(PACKAGE).parts if path.is_relative_to(PACKAGE) else ()
-    return path in ENGINE_OWN or parts[:1] == ("server",)
+    return path in ENGINE_OWN
 
 
 def _fields_for(path: Path, fields: set[str]) -> set[str]:
@@ -340,6 +339,24 @@ def test_the_book_scan_covers_the_durability_package(tmp_path: Path) -> None:
         "    engine.timers.arm(pause.pause_until, PAUSE_END, paused)\n"
         "    job.file = seg\n"
     )
+    found = book_writes(tmp, fields, fields - fields_of_others())
+    assert sorted(int(hit.split(":")[1]) for hit in found) == [2, 3, 4], found
+
+
+def test_the_book_scan_covers_the_composition_root(tmp_path: Path) -> None:
+    """server/app.py is checked too: it plugs the event log in and drains through the
+    engine's moves; the old direct writes are caught."""
+    assert not _engine_own(PACKAGE / "server" / "app.py")
+    tmp = tmp_path / "app.py"
+    tmp.write_text(
+        "def wire(self, events, now):\n"
+        "    self.engine.events = events\n"
+        "    self.engine.next_conn_id = now * 1000\n"
+        "    self.engine.draining = True\n"
+        "    self.engine.keep_events(events, now * 1000)\n"
+        "    self.engine.start_draining()\n"
+    )
+    fields = owned_fields()
     found = book_writes(tmp, fields, fields - fields_of_others())
     assert sorted(int(hit.split(":")[1]) for hit in found) == [2, 3, 4], found
 

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 import click
 
-from beanpod.events.writer import FILE_RE
+from beanpod.events.writer import log_files
 
 #: A Java was found but Spark's JVM exited at start; its own lines are above this one.
 JVM_FAILED = (
@@ -114,7 +114,7 @@ def _check_log(events_uri: str, allow_empty: bool) -> int | None:
         return None
     if not path.is_dir():
         raise NoEventLogError(f"no event-log directory at {path}")
-    files = [p for p in path.rglob("events-*.jsonl") if FILE_RE.match(p.name)]
+    files = log_files(path)
     if allow_empty or files:
         return sum(_size(p) for p in files)
     raise EmptyEventLogError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from beanpod.server.early_listen import bind_early, bindable, hold_drain_signal, listen_all
+from beanpod.server.early_listen import bind_early, bindable, hold_drain_signal, listen_all, wanted
 
 # serve's flags that take a value, and those that take none; any other flag: no guess.
 VALUED = frozenset(
@@ -29,11 +29,10 @@ def listen_now(argv: list[str]) -> None:
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
-    target = beanstalkd_target(argv[1:])
-    if target is not None:
-        bind_early("beanstalkd", *target)
-        for role, (address, port) in _extras(argv[2:], *target).items():
-            bind_early(role, address, port)
+    targets = listen_targets(argv[1:])
+    for role, (address, port) in targets.items():
+        bind_early(role, address, port)
+    if targets:
         listen_all()
     if argv[1:2] == ["serve"]:
         hold_drain_signal()
@@ -45,7 +44,8 @@ def listen_targets(argv: list[str]) -> dict[str, tuple[str, int]]:
     target = beanstalkd_target(argv)
     if target is None:
         return {}
-    return {"beanstalkd": target, **_extras(argv[1:], *target)}
+    found = wanted(*target, *_extras(argv[1:], target[1]))
+    return {role: where for role, where in found.items() if bindable(where[0])}
 
 
 def beanstalkd_target(argv: list[str]) -> tuple[str, int] | None:
@@ -63,30 +63,30 @@ def beanstalkd_target(argv: list[str]) -> tuple[str, int] | None:
 
 
 def _setting(values: dict[str, str], flag: str, default: str) -> str:
-    """The flag's value, else its BEANPOD_* variable, else the default."""
-    return values.get(
-        flag, os.environ.get("BEANPOD_" + flag[2:].upper().replace("-", "_"), default)
-    )
+    given = _given(values, flag)
+    return default if given is None else given
 
 
-def _extras(args: list[str], host: str, port: int) -> dict[str, tuple[str, int]]:
-    """The Workq and HTTP listeners of serve ARGS (already understood), as serve will read
-    them (cli/ports.py, web/address.py)."""
+def _given(values: dict[str, str], flag: str) -> str | None:
+    """The flag's value, else its BEANPOD_* variable; None when neither is set."""
+    return values.get(flag, os.environ.get("BEANPOD_" + flag[2:].upper().replace("-", "_")))
+
+
+def _extras(args: list[str], port: int) -> tuple[int | None, tuple[str, int] | None]:
+    """The Workq port and HTTP address of serve ARGS (already understood), as serve reads
+    them (cli/ports.py, web/address.py); None: off, or given wrong (serve refuses it)."""
     from beanpod.cli.ports import default_workq_port, parse_workq_port
     from beanpod.web.address import DEFAULT_HTTP, parse_http_address
 
     values = _values(args) or {}
-    found = {}
+    workq = _given(values, "--workq-port")
     try:
-        workq = parse_workq_port(_setting(values, "--workq-port", str(default_workq_port(port))))
-        http = parse_http_address(_setting(values, "--http", DEFAULT_HTTP))
+        return (
+            default_workq_port(port) if workq is None else parse_workq_port(workq),
+            parse_http_address(_setting(values, "--http", DEFAULT_HTTP)),
+        )
     except ValueError:
-        return {}  # serve refuses it (exit 2)
-    if workq is not None:
-        found["Workq"] = (host + ".workq" if host.startswith("unix:") else host, workq)
-    if http is not None and bindable(http[0]):
-        found["HTTP"] = http
-    return found
+        return None, None  # serve refuses it (exit 2)
 
 
 def _values(args: list[str]) -> dict[str, str] | None:

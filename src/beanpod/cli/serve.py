@@ -213,7 +213,7 @@ def _warn_removed(ctx: click.Context, param: click.Parameter, value: bool) -> bo
 )
 def serve(
     address: str, port: int, max_job_size: int, verbose: int, no_uvloop: bool,
-    workq_port: int | str | None, redis_port: int | None, redis_listen: str | None,
+    workq_port: int | None, redis_port: int | None, redis_listen: str | None,
     redis_password_file: str | None, redis_allow_flush: bool, binlog_dir: str | None,
     fsync_ms: int, no_fsync: bool,
     segment_size: int, checkpoint_floor: int, events_dir: str | None, clock: str, http: str,
@@ -234,7 +234,7 @@ def serve(
     config = ServerConfig(
         address=address, port=port, max_job_size=max_job_size, verbose=verbose,
         use_uvloop=not no_uvloop,
-        workq_port=_workq_port(workq_port, port),
+        workq_port=_workq_port(workq_port, "Workq" in defaults, port),
         default_ports=defaults,
         binlog_dir=binlog_dir, fsync_ms=fsync_ms, no_fsync=no_fsync, segment_size=segment_size,
         checkpoint_floor=checkpoint_floor,
@@ -289,21 +289,20 @@ def check_clock(kind: str) -> str:
     return kind
 
 
-def check_workq_port(value: str | None) -> int | str | None:
-    """--workq-port: a port, "off", or None (unset); anything else is a usage error."""
+def check_workq_port(value: object) -> int | None:
+    """--workq-port: a port, or None for off (or unset: see `_workq_port`); anything else
+    is a usage error. Parsed here once: the server's config takes the port as it is."""
     if value is None:
         return None
     try:
-        port = parse_workq_port(str(value))
+        return parse_workq_port(str(value))
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    return "off" if port is None else port
 
 
-def _workq_port(option: int | str | None, beanstalkd_port: int) -> int | None:
-    if option is None:
-        return default_workq_port(beanstalkd_port)
-    return None if option == "off" else int(option)
+def _workq_port(given: int | None, unset: bool, beanstalkd_port: int) -> int | None:
+    """The Workq port to serve (None: off): as given, or unset, its default."""
+    return default_workq_port(beanstalkd_port) if unset else given
 
 
 def _default_ports(ctx: click.Context) -> frozenset[str]:

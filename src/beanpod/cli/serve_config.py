@@ -85,6 +85,8 @@ def describe(ctx: click.Context, notes: dict[str, tuple[Any, str]] | None = None
         origin = _source(source, flag)
         if notes and flag in notes and source is ParameterSource.DEFAULT:
             value, origin = notes[flag]
+        elif value is None and source is not ParameterSource.DEFAULT:
+            value = "off"  # given, and read as None: turned off (--workq-port off)
         if value is None:  # TOML has no null: an unset setting is shown commented out
             lines.append(f"# {flag} = (unset)  # {origin}")
         else:

@@ -76,6 +76,16 @@ class Ledger:
         """From now on, record every change in `journal` (None: in none)."""
         self.journal = journal
 
+    def keep_events(self, events: EventSink, first_conn_id: int) -> None:
+        """From now on, tell `events` every job and connection event; connections are
+        numbered from `first_conn_id` (ids stay unique in a log kept across restarts)."""
+        self.events = events
+        self.next_conn_id = first_conn_id
+
+    def start_draining(self) -> None:
+        """Refuse new jobs (put answers DRAINING) from now on: SIGUSR1's drain mode."""
+        self.draining = True
+
     # ---- tubes -------------------------------------------------------------------------
 
     def tube(self, name: str) -> Tube:

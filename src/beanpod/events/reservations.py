@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from beanpod.events.schema import RESERVE, TOUCH, read_line
-from beanpod.events.writer import DAY_DIR_RE, FILE_RE
+from beanpod.events.writer import log_files
 
 OPENS: Final = frozenset({RESERVE, TOUCH})  # a job's latest event is one: it is held
 BLOCK: Final = 1 << 20  # bytes read at a time, from a file's end
@@ -62,20 +62,6 @@ def _events_newest_first(directory: Path) -> Iterator[Event]:
                 yield int(ts), name.decode(), None if job == b"null" else int(job)
             elif other and (event := read_line(other)) is not None:
                 yield event["ts"], event["event"], event["job"]
-
-
-def log_files(directory: Path) -> list[Path]:
-    """The log's files in write order (their sequence numbers)."""
-    found: list[tuple[int, Path]] = []
-    if not directory.is_dir():
-        return []
-    for day in directory.iterdir():
-        if DAY_DIR_RE.match(day.name) and day.is_dir():
-            for path in day.iterdir():
-                match = FILE_RE.match(path.name)
-                if match:
-                    found.append((int(match.group(2)), path))
-    return [path for _, path in sorted(found)]
 
 
 def _matches_backwards(path: Path) -> Iterator[tuple[bytes, bytes, bytes, bytes]]:

@@ -46,6 +46,21 @@ def file_name(first_ts: int, seq: int) -> str:
     return f"events-{first_ts:013d}-{seq:06d}.jsonl"
 
 
+def log_files(directory: Path) -> list[Path]:
+    """The log's files under `directory` (``date=*/events-*.jsonl``) in write order (their
+    sequence numbers); the one walk of the log's files, for the writer and its readers."""
+    if not directory.is_dir():
+        return []
+    found = [
+        (int(match.group(2)), path)
+        for day in directory.iterdir()
+        if DAY_DIR_RE.match(day.name) and day.is_dir()
+        for path in day.iterdir()
+        if (match := FILE_RE.match(path.name))
+    ]
+    return [path for _, path in sorted(found)]
+
+
 def _json_value(value: object) -> str:
     if value is None:
         return "null"
@@ -127,16 +142,11 @@ class EventWriter:
     def _scan_existing(self) -> tuple[int, int]:
         """Next sequence number and the highest name timestamp already on disk."""
         seq, last_ts = 0, 0
-        if not self.directory.is_dir():
-            return seq, last_ts
-        for day_dir in self.directory.iterdir():
-            if not DAY_DIR_RE.match(day_dir.name) or not day_dir.is_dir():
-                continue
-            for path in day_dir.iterdir():
-                match = FILE_RE.match(path.name)
-                if match:
-                    last_ts = max(last_ts, int(match.group(1)))
-                    seq = max(seq, int(match.group(2)) + 1)
+        for path in log_files(self.directory):
+            match = FILE_RE.match(path.name)
+            assert match is not None  # log_files lists only such names
+            last_ts = max(last_ts, int(match.group(1)))
+            seq = int(match.group(2)) + 1  # in sequence order: the last is the highest
         return seq, last_ts
 
     # -- buffering (no I/O) -------------------------------------------------------------

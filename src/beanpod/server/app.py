@@ -100,10 +100,9 @@ class App:
 
             self.events = EventWriter(config.events_dir)
             self.info.events = self.events
-            self.engine.events = self.events
             self.ticker.events = self.events
             # Connection ids must stay unique in the log across restarts.
-            self.engine.next_conn_id = self.clock.now() * 1000
+            self.engine.keep_events(self.events, self.clock.now() * 1000)
 
     # ---- the engine's extensions (qless, Workq): built on first use -------------------
 
@@ -337,7 +336,7 @@ class App:
 
     def drain(self) -> None:
         """SIGUSR1: refuse new jobs (put answers DRAINING) until restart."""
-        self.engine.draining = True
+        self.engine.start_draining()
         log.warning("entering drain mode: put now answers DRAINING")
 
     def stop(self) -> None:

@@ -15,9 +15,11 @@ import os
 import signal
 import socket
 import stat
-from types import FrameType  # `types` is loaded already; `typing` would cost ~5 ms here
+from collections.abc import Callable  # loaded with `socket`; `typing` would cost ~5 ms here
+from types import FrameType
 
 BACKLOG = 1024  # as the server's own listeners
+WORKQ_SUFFIX = ".workq"  # the Workq listener of `-l unix:PATH` is PATH.workq
 # role ("beanstalkd", "Workq", "HTTP") -> ((address, port) asked for, listening socket)
 _opened: dict[str, tuple[tuple[str, int], socket.socket]] = {}
 _signalled: set[int] = set()  # SIGUSR1 before the server had its own handler
@@ -36,6 +38,23 @@ def _remember(signum: int, frame: FrameType | None) -> None:
 def drain_was_asked() -> bool:
     """SIGUSR1 came before the server's own handler (the server then drains)."""
     return signal.SIGUSR1 in _signalled
+
+
+def wanted(
+    address: str, port: int, workq_port: int | None, http: tuple[str, int] | None,
+    redis: tuple[str, int] | None = None,
+) -> dict[str, tuple[str, int]]:  # fmt: skip
+    """Each listener's (address, port) by role, for these settings (None: that one is
+    off): what the early start binds and what the server claims (server/ports.py)."""
+    found = {"beanstalkd": (address, port)}
+    if workq_port is not None:
+        suffix = WORKQ_SUFFIX if address.startswith("unix:") else ""
+        found["Workq"] = (address + suffix, workq_port)
+    if http is not None:
+        found["HTTP"] = http
+    if redis is not None:
+        found["Redis"] = redis
+    return found
 
 
 def bind(address: str, port: int, listen: bool = True) -> socket.socket:
@@ -70,15 +89,24 @@ def bind_early(role: str, address: str, port: int) -> None:
         return
 
 
-def listen_all() -> None:
-    """Listen on every socket bound early, the first bound (beanstalkd's) last: once it
-    accepts, so do all the others."""
-    for role, (_where, sock) in reversed(list(_opened.items())):
+def listen_each(sockets: dict[str, socket.socket], failed: Callable[[str, OSError], None]) -> None:
+    """Listen on each bound socket, the first (beanstalkd's) last: once it accepts, so do
+    all the others. One that cannot is closed and handed to `failed` with the error."""
+    for role, sock in reversed(list(sockets.items())):
         try:
-            sock.listen(BACKLOG)
-        except OSError:
-            del _opened[role]
+            sock.listen(BACKLOG)  # again, for an early one: harmless
+        except OSError as exc:
             sock.close()
+            failed(role, exc)
+
+
+def listen_all() -> None:
+    """Listen on every socket bound early (`listen_each`); one that cannot is forgotten."""
+    listen_each({role: sock for role, (_where, sock) in _opened.items()}, _forget)
+
+
+def _forget(role: str, exc: OSError) -> None:
+    del _opened[role]
 
 
 def bindable(address: str) -> bool:

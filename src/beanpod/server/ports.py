@@ -21,21 +21,14 @@ from beanpod.server.edge.listeners import private_umask, secure_unix_socket
 from beanpod.server.startup import LISTENER_FLAGS, listener_error
 
 log = logging.getLogger("beanpod")
-WORKQ_SUFFIX = ".workq"  # the Workq listener of `-l unix:PATH` is PATH.workq
 BACKLOG = early_listen.BACKLOG
 
 
 def wanted(config: ServerConfig) -> dict[str, tuple[str, int]]:
-    """Each configured listener's (address, port), by role."""
-    found = {"beanstalkd": (config.address, config.port)}
-    if config.workq_port is not None:
-        suffix = WORKQ_SUFFIX if config.unix_path else ""
-        found["Workq"] = (config.address + suffix, config.workq_port)
-    if config.http is not None:
-        found["HTTP"] = config.http
-    if config.redis_port is not None:
-        found["Redis"] = (config.redis_host, config.redis_port)
-    return found
+    """Each configured listener's (address, port), by role (early_listen.wanted: the
+    early start reads the same from argv)."""
+    redis = None if config.redis_port is None else (config.redis_host, config.redis_port)
+    return early_listen.wanted(config.address, config.port, config.workq_port, config.http, redis)
 
 
 def shown(where: tuple[str, int]) -> str:
@@ -57,15 +50,12 @@ class ListenSockets:
         all listen, the first role last. None: not configured, off (see `off`), or a host
         name (it may stand for several addresses: opened by name, as before)."""
         sockets = {role: self._bound(role) for role in roles}
-        for role, sock in reversed(sockets.items()):
-            if sock is None:
-                continue
-            try:
-                sock.listen(BACKLOG)  # again, for an early one: harmless
-            except OSError as exc:
-                sock.close()
-                sockets[role] = None
-                self.refused(role, self.wanted[role], exc)
+
+        def failed(role: str, exc: OSError) -> None:
+            sockets[role] = None
+            self.refused(role, self.wanted[role], exc)
+
+        early_listen.listen_each({r: s for r, s in sockets.items() if s is not None}, failed)
         return sockets
 
     def _bound(self, role: str) -> socket.socket | None:

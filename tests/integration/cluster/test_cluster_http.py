@@ -42,3 +42,14 @@ def test_a_follower_refuses_actions_and_names_the_leader(cluster: Nodes) -> None
     assert status == 200
     with greenstalk.Client(leader.address) as client:
         assert client.stats_job(jid)["state"] == "buried"
+
+
+def test_each_node_logs_each_line_once(cluster: Nodes) -> None:
+    """A node's log (stderr) holds each line once: one handler, on the root logger."""
+    leader = cluster.leader()
+    cluster.followers_agree(leader)
+    cluster.stop()
+    for node in cluster.nodes:
+        lines = node.log.read_text().splitlines()
+        assert any("listening on" in line for line in lines), lines
+        assert len(lines) == len(set(lines)), lines

@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from beanpod.cli import serve as serve_module
 from beanpod.cli.early import listen_targets
+from beanpod.server import app as app_module
 from beanpod.server import early_listen
+from beanpod.server.config import ServerConfig
+from beanpod.server.ports import wanted
 
 
 @pytest.mark.parametrize(
@@ -48,6 +52,26 @@ def test_the_workq_and_http_ports_are_opened_alongside(
         monkeypatch.delenv("BEANPOD_" + name, raising=False)
     targets = listen_targets(argv)
     assert targets.get("Workq") == workq and targets.get("HTTP") == http
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["-p", "0"], ["-p", "4000", "--workq-port", "4001"],
+     ["--workq-port", "0", "--http", "off"], ["--workq-port=OFF", "--http=[::1]:9000"],
+     ["-l", "unix:/tmp/b.sock", "--http", "localhost:1"]],
+)  # fmt: skip
+def test_the_early_start_opens_what_the_server_wants(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The argv guess and click's reading of the same flags give the same listeners."""
+    for name in ("LISTEN", "PORT", "WORKQ_PORT", "HTTP"):
+        monkeypatch.delenv("BEANPOD_" + name, raising=False)
+    configs: list[ServerConfig] = []
+    monkeypatch.setattr(app_module, "serve", configs.append)  # the config, not a server
+    monkeypatch.setattr(serve_module, "setup_logging", lambda *_: None)
+    serve_module.serve.main(args, standalone_mode=False)
+    server = {r: w for r, w in wanted(configs[0]).items() if early_listen.bindable(w[0])}
+    assert listen_targets(["serve", *args]) == server
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from beanpod.events import reservations
-from beanpod.events.reservations import log_files, open_reservations
-from beanpod.events.writer import MS_PER_DAY, EventWriter
+from beanpod.events.reservations import open_reservations
+from beanpod.events.writer import MS_PER_DAY, EventWriter, log_files
 
 T0 = 1_800_000_000_000
 WIDE = 10 * MS_PER_DAY
