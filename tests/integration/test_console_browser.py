@@ -79,6 +79,7 @@ def test_a_failed_qless_job_found_by_jid(http: HttpServer, browser: Any) -> None
         browser.find_element(By.CSS_SELECTOR, ".failure summary").click()
         assert trace.is_displayed() and 'File "app/smtp.py"' in trace.text
         shot(browser, "qless-failed-job-traceback")
+        assert not browser.find_elements(By.CSS_SELECTOR, "button[data-kick]")  # Retry instead
         browser.find_element(By.CSS_SELECTOR, f"button[data-retry-job='{jid}']").click()
         wait_for(browser, "#flash", f"Job {jid} back to waiting in emails")
         assert q.jobs[jid].state == "waiting"

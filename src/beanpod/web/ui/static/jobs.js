@@ -43,14 +43,15 @@ function failureBlock(message) {
 }
 
 /** A job's actions; `q`, its qless view on the job page: a failed qless job goes back
-    to its queue with qless's requeue (Retry), as a whole failure group does. */
+    to its queue with qless's requeue (Retry, in place of the beanstalkd view's Kick), as
+    a whole failure group does. */
 function jobActions(job, q) {
-  const id = job.id;
+  const id = job.id, failed = q && q.state === "failed";
   return h("span", { class: "toolbar", style: "margin:0" },
-    q && q.state === "failed"
+    failed
       ? h("button", { class: "primary", "data-retry-job": q.jid, onclick: () => act(
           post(`/api/v1/qless/jobs/${enc(q.jid)}/retry`), d => `Job ${q.jid} back to waiting in ${d.queue}`) }, "Retry") : null,
-    ["buried", "delayed"].includes(job.state)
+    !failed && ["buried", "delayed"].includes(job.state)
       ? h("button", { class: "primary", "data-kick": id, onclick: () => act(post(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
     ["ready", "delayed"].includes(job.state)
       ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
