@@ -1,11 +1,13 @@
 """The console's operator views over a real `beanpod serve` process: who holds each
 reserved job (peer address, qless worker name, since when) and the Busy listing; finding
 a job by qless jid, Workq UUID or id; the ready tab in reserve order with cursor pages;
-a failed qless job listed once (by its group, not again as buried); Busy read from the
-holders of all three dialects as clients come and go (no entry left by one that closed)."""
+a failed qless job listed once (by its group, not again as buried) and retried alone;
+Busy read from the holders of all three dialects as clients come and go (no entry left by
+one that closed)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -135,6 +137,36 @@ def test_a_failed_qless_job_is_listed_once(http: HttpServer) -> None:
         listed = http.get("/api/v1/tubes/emails/jobs?state=buried&exclude=qless").json()
         assert [j["id"] for j in listed["jobs"]] == [plain.id]
         assert http.get("/api/v1/tubes/emails/jobs?exclude=workq").status == 400
+        assert http.get("/api/v1/tubes/emails").json()["buried"] == 2
+        assert http.get("/api/v1/buried").json() == {"tubes": [{"name": "emails", "buried": 1}]}
+        c.kick_job(plain.id)  # the only buried job outside qless
+        assert http.get("/api/v1/buried").json() == {"tubes": []}
+
+
+def post(http: HttpServer, path: str, doc: dict[str, Any] | None = None) -> Any:
+    body = b"" if doc is None else json.dumps(doc).encode()
+    return http.request("POST", path, body, {"Content-Type": "application/json"})
+
+
+def test_retry_one_failed_qless_job_puts_it_back_in_its_queue(http: HttpServer) -> None:
+    with Qless(port=http.server.port, worker_name="w1") as q:
+        queue = q.queues["emails"]
+        jid = queue.put("app.Send", {"to": "a"}, priority=5, retries=2, tags=["vip"])
+        other = queue.put("app.Send", {"to": "b"})
+        queue.pop(1)[0].fail("Send:Timeout", "smtp timed out")
+        waiting = post(http, f"/api/v1/qless/jobs/{other}/retry")
+        assert waiting.status == 409 and "waiting, not failed" in waiting.json()["error"]
+        assert post(http, "/api/v1/qless/jobs/nope/retry").status == 404
+        bad = post(http, f"/api/v1/qless/jobs/{jid}/retry", {"queue": ""})
+        assert bad.status == 400 and q.jobs[jid].state == "failed"
+        done = post(http, f"/api/v1/qless/jobs/{jid}/retry")
+        assert done.status == 200
+        assert (done.json()["state"], done.json()["queue"]) == ("waiting", "emails")
+        job = q.jobs[jid]  # as qless-py sees it: priority, tags and retries kept
+        kept = (job.state, job.priority_value, job.tags, job.retries_left)
+        assert kept == ("waiting", 5, ["vip"], 2)
+        assert http.get("/api/v1/qless/failures").json()["groups"] == []
+        assert [j.jid for j in queue.pop(2)] == [jid, other]
 
 
 def workq(http: HttpServer) -> Workq:

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from beanpod.core import query
-from beanpod.web.api import params
+from beanpod.web.api import params, views
 from beanpod.web.api.state import Api
 
 
@@ -32,9 +32,6 @@ async def busy(request: web.Request, api: Api) -> web.Response:
 
 
 def row(view: query.JobView) -> dict[str, Any]:
-    doc = asdict(view)
-    return {
-        "id": view.id, "tube": view.tube, "dialect": view.dialect, "key": view.key,
-        "pri": view.pri, "ttr_ms": view.ttr_ms, "ttr_left_ms": view.time_left_ms,
-        "holder": doc["holder"],
-    }  # fmt: skip
+    holder = None if view.holder is None else asdict(view.holder)
+    return {**views.summary(view), "pri": view.pri, "ttr_ms": view.ttr_ms,
+            "ttr_left_ms": view.time_left_ms, "holder": holder}  # fmt: skip

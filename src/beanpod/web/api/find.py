@@ -7,6 +7,7 @@ from functools import partial
 from aiohttp import web
 
 from beanpod.core import query
+from beanpod.web.api import views
 from beanpod.web.api.state import Api
 from beanpod.web.errors import ApiError
 
@@ -28,8 +29,7 @@ async def find(request: web.Request, api: Api) -> web.Response:
     for job_id, by in query.find_job(ctx.engine, ctx.qless, ctx.workq, text):
         view = query.job_view(ctx.engine, job_id, now)
         if view is not None:
-            matches.append({"id": job_id, "by": by, "tube": view.tube, "state": view.state,
-                            "dialect": view.dialect, "key": view.key})  # fmt: skip
+            matches.append({**views.summary(view), "by": by})
     if not matches:
         raise ApiError(404, f"no job has the jid, UUID or id {text!r}")
     return web.json_response({"q": text, "matches": matches})

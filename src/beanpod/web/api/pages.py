@@ -25,19 +25,7 @@ async def job_page(
 ) -> tuple[list[query.JobView], int | None]:
     """`size` matching jobs after the id `after`, and the next page's cursor (or None)."""
     ids = query.candidate_ids(engine, flt)
-    found: list[int] = []
-    started = time.perf_counter()
-    for count, job_id in enumerate(_walk(ids, after, newest), 1):
-        if query.matches(engine, flt, job_id):
-            found.append(job_id)
-            if len(found) > size:
-                break
-        if count % CHECK_EVERY == 0 and time.perf_counter() - started > SLICE_SECONDS:
-            await asyncio.sleep(0)
-            started = time.perf_counter()
-    views = [query.job_view(engine, job_id, now) for job_id in found[:size]]
-    page = [view for view in views if view is not None]  # (gone since: not shown)
-    return page, (found[size - 1] if len(found) > size else None)
+    return await _page(engine, flt, now, ((i, i) for i in _walk(ids, after, newest)), size)
 
 
 def _walk(ids: list[int], after: int | None, newest: bool) -> Iterator[int]:
@@ -56,17 +44,34 @@ async def ready_page(
 ) -> tuple[list[query.JobView], int | None]:
     """`size` matching ready jobs after the ready key `after`, in reserve order, and the
     next page's cursor (the key of this page's last job) or None."""
+    return await _page(engine, flt, now, _ready(engine, flt.tube, after), size)
+
+
+def _ready(engine: Engine, tube: str, after: int | None) -> Iterator[tuple[int, int]]:
+    """(ready key, id) in reserve order after the key `after`, a batch at a time."""
+    while True:
+        batch = query.ready_after(engine, tube, after, READY_BATCH)
+        yield from batch
+        if len(batch) < READY_BATCH:
+            return
+        after = batch[-1][0]
+
+
+async def _page(
+    engine: Engine, flt: query.JobFilter, now: int, walk: Iterator[tuple[int, int]], size: int
+) -> tuple[list[query.JobView], int | None]:
+    """The first `size` jobs of `walk` ((cursor, id) pairs) that match, tested in slices
+    across loop turns, and the cursor of the page's last job when more follow."""
     found: list[tuple[int, int]] = []
     started = time.perf_counter()
-    while len(found) <= size:
-        batch = query.ready_after(engine, flt.tube, after, READY_BATCH)
-        found += [(key, job_id) for key, job_id in batch if query.matches(engine, flt, job_id)]
-        if len(batch) < READY_BATCH:
-            break
-        after = batch[-1][0]
-        if time.perf_counter() - started > SLICE_SECONDS:
+    for count, (key, job_id) in enumerate(walk, 1):
+        if query.matches(engine, flt, job_id):
+            found.append((key, job_id))
+            if len(found) > size:
+                break
+        if count % CHECK_EVERY == 0 and time.perf_counter() - started > SLICE_SECONDS:
             await asyncio.sleep(0)
             started = time.perf_counter()
     views = [query.job_view(engine, job_id, now) for _, job_id in found[:size]]
-    page = [view for view in views if view is not None]
+    page = [view for view in views if view is not None]  # (gone since: not shown)
     return page, (found[size - 1][0] if len(found) > size else None)

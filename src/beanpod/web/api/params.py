@@ -71,9 +71,14 @@ def needle(raw: Any) -> bytes | None:
 ORDERS = ("reserve", "oldest", "newest")  # reserve: (priority, id), ready jobs only
 
 
+def default_order(state: str) -> str:
+    """The listing's order when none is asked (the console shows the answer's "order"):
+    reserve order for ready jobs, else oldest first."""
+    return "reserve" if state == "ready" else "oldest"
+
+
 def order(raw: str | None, state: str) -> str:
-    """The listing's order: reserve order by default for ready jobs, else oldest first."""
-    value = raw or ("reserve" if state == "ready" else "oldest")
+    value = raw or default_order(state)
     if value not in ORDERS or (value == "reserve" and state != "ready"):
         allowed = ORDERS if state == "ready" else ORDERS[1:]
         wanted = ", ".join(allowed)

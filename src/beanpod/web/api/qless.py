@@ -29,6 +29,7 @@ def add_routes(app: web.Application, api: Api) -> None:
     r.add_get(f"{P}/failures", partial(failures, api=api))
     r.add_get(f"{P}/failures/{{group}}", partial(failure_group, api=api))
     r.add_post(f"{P}/failures/{{group}}/retry", partial(retry_group, api=api))
+    r.add_post(f"{P}/jobs/{{jid}}/retry", partial(retry_job, api=api))
     r.add_get(f"{P}/workers", partial(workers, api=api))
     r.add_get(f"{P}/workers/{{name}}", partial(worker, api=api))
     r.add_get(f"{P}/recurring", partial(recurring, api=api))
@@ -86,6 +87,29 @@ async def retry_group(request: web.Request, api: Api) -> web.Response:
         raise ApiError(400, "confirm token is wrong, expired, or for another selection")
     done = await _unfail_all(api, queue, group)
     return web.json_response({"action": "retry", "selected": total, "done": done})
+
+
+async def retry_job(request: web.Request, api: Api) -> web.Response:
+    """{"queue": optional}: one failed job back to waiting in its queue (or the one
+    named), as qless-py's `job.requeue(queue)`: qless `requeue`, which keeps its
+    priority, tags and retries and resets the retries left."""
+    jid, ctx = request.match_info["jid"], api.ctx
+    job = _read(api, "get", jid)
+    if not job:
+        raise ApiError(404, f"no qless job {jid!r}")
+    if job["state"] != "failed":
+        raise ApiError(409, f"job {jid} is {job['state']}, not failed")
+    queue = (await params.body(request)).get("queue", job["queue"])
+    if not isinstance(queue, str) or not admin.valid_tube_name(queue):
+        raise ApiError(400, f'"queue" must be a valid queue name, not {queue!r}')
+    args = ["", queue, jid, job["klass"], job["data"], 0]
+    try:
+        admin_qless.qless_call(_q(api), "requeue", args, ctx.now())
+    except admin_qless.Refused as exc:
+        raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
+    ctx.rearm()
+    await ctx.settle()
+    return web.json_response(_read(api, "get", jid))
 
 
 def _group_queue(api: Api, group: str, queue: Any) -> tuple[int, str]:

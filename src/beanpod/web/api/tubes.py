@@ -18,6 +18,7 @@ MAX_PAUSE_SECONDS = 2**32 - 1  # beanstalkd's pause-tube bound
 def add_routes(app: web.Application, api: Api) -> None:
     r = app.router
     r.add_get("/api/v1/tubes", partial(all_tubes, api=api))
+    r.add_get("/api/v1/buried", partial(buried, api=api))
     r.add_get("/api/v1/tubes/{tube}", partial(one_tube, api=api))
     r.add_post("/api/v1/tubes/{tube}/pause", partial(pause, api=api))
     r.add_post("/api/v1/tubes/{tube}/unpause", partial(unpause, api=api))
@@ -26,6 +27,18 @@ def add_routes(app: web.Application, api: Api) -> None:
 async def all_tubes(request: web.Request, api: Api) -> web.Response:
     views_ = query.tube_views(api.ctx.engine, api.ctx.now())
     return web.json_response({"tubes": [views.tube(v) for v in views_]})
+
+
+async def buried(request: web.Request, api: Api) -> web.Response:
+    """The tubes holding buried jobs outside qless, with their count: a failed qless job,
+    also buried, is counted once, in its failure group (/api/v1/qless/failures)."""
+    ctx = api.ctx
+    failed = {} if ctx.qless is None else query.qless_failed_by_queue(ctx.qless)
+    tubes = query.tube_views(ctx.engine, ctx.now())
+    counts = {v.name: v.buried - failed.get(v.name, 0) for v in tubes}
+    return web.json_response(
+        {"tubes": [{"name": n, "buried": c} for n, c in counts.items() if c > 0]}
+    )
 
 
 async def one_tube(request: web.Request, api: Api) -> web.Response:

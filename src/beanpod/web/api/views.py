@@ -23,6 +23,13 @@ def job(view: query.JobView) -> dict[str, Any]:
     return asdict(view)
 
 
+def summary(view: query.JobView) -> dict[str, Any]:
+    """What names a job in a list (Busy, Find): its id, tube, state, dialect and the id
+    its application knows (qless jid or Workq UUID)."""
+    return {"id": view.id, "tube": view.tube, "state": view.state, "dialect": view.dialect,
+            "key": view.key}  # fmt: skip
+
+
 def body_preview(data: bytes, cap: int = PREVIEW_BYTES) -> dict[str, Any]:
     """At most `cap` bytes of a body: UTF-8 text when it is text, else base64."""
     shown = data[:cap]

@@ -54,11 +54,15 @@ function post(path, body) { return api(path, body || {}, "POST"); }
 
 function enc(s) { return encodeURIComponent(s); }
 
+/** A duration: rounded first, then the unit chosen by the rounded value (59.6 s is
+    "1m 0s", like a 60 s TTR, never "60 s"). */
 function ms(v) {
-  if (v < 1000) return `${v} ms`;
-  const s = v / 1000;
-  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.floor(s % 60)}s`;
+  if (v < 1000) return `${Math.round(v)} ms`;
+  const tenths = Math.round(v / 100);
+  if (tenths < 100) return `${(tenths / 10).toFixed(1)} s`;
+  const s = Math.round(v / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
   return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
 }
@@ -225,7 +229,8 @@ function drawChart(canvas, tp) {
   ctx.lineWidth = 1; ctx.setLineDash([]);
 }
 
-const tubeState = { name: null, state: "buried", order: "reserve", contains: "", cursors: [null],
+// order "": the API's default for the state (the answer's "order" says which)
+const tubeState = { name: null, state: "buried", order: "", contains: "", cursors: [null],
   pauseSeconds: 60, moveTo: "" };
 
 function resetTube(name, state) {
@@ -254,10 +259,8 @@ async function tubePage(name, state) {
   if (tubeState.cursors.length === 1 && !tubeState.touched) {  // open on the state that has jobs
     tubeState.state = ["buried", "ready", "delayed", "reserved"].find(s => t[s]) || "buried";
   }
-  if (!tubeState.order || (tubeState.state !== "ready" && tubeState.order === "reserve")) {
-    tubeState.order = tubeState.state === "ready" ? "reserve" : "newest";  // each tab's default
-  }
-  const q = new URLSearchParams({ state: tubeState.state, order: tubeState.order, limit: 50 });
+  const q = new URLSearchParams({ state: tubeState.state, limit: 50 });
+  if (tubeState.order) q.set("order", tubeState.order);
   const cursor = tubeState.cursors[tubeState.cursors.length - 1];
   if (cursor) q.set("cursor", cursor);
   if (tubeState.contains) q.set("contains", tubeState.contains);
@@ -270,9 +273,9 @@ async function tubePage(name, state) {
       h("div", { class: "card" }, h("div", { class: "label" }, "total put"), h("div", { class: "value" }, num(t.total_jobs)))),
     pauseBar(t, base),
     h("div", { class: "tabs" }, STATES.map(s => h("button", { class: s === tubeState.state ? "active" : "",
-      id: `tab-${s}`, onclick: () => refilter({ state: s, order: s === "ready" ? "reserve" : "newest" }) },
+      id: `tab-${s}`, onclick: () => refilter({ state: s, order: "" }) },
       `${s} (${num(t[s])})`))),
-    bulkBar(base),
+    bulkBar(base, page.order),
     jobTable(page.jobs, `No ${tubeState.state} jobs${tubeState.contains ? " matching the search" : ""}.`),
     pager(page.next_cursor));
 }
@@ -288,16 +291,16 @@ function pauseBar(t, base) {
     "Pause for"), seconds, h("span", { class: "muted" }, "seconds (no reserves meanwhile)"));
 }
 
-function bulkBar(base) {
+function bulkBar(base, shown) {
   const st = tubeState.state, searching = Boolean(tubeState.contains);
   const filter = { state: st, ...(searching ? { contains: tubeState.contains } : {}) };
   const search = h("input", { type: "search", id: "search", placeholder: "body contains…", value: tubeState.contains });
   search.addEventListener("change", () => refilter({ contains: search.value }));
   const order = h("select", { id: "order" },
-    st === "ready" ? h("option", { value: "reserve", selected: tubeState.order === "reserve" },
+    st === "ready" ? h("option", { value: "reserve", selected: shown === "reserve" },
       "reserve order (priority, then id)") : null,
-    h("option", { value: "newest", selected: tubeState.order === "newest" }, "newest first"),
-    h("option", { value: "oldest", selected: tubeState.order === "oldest" }, "oldest first"));
+    h("option", { value: "newest", selected: shown === "newest" }, "newest first"),
+    h("option", { value: "oldest", selected: shown === "oldest" }, "oldest first"));
   order.addEventListener("change", () => refilter({ order: order.value }));
   const moveTo = keptInput("moveTo", { type: "text", id: "move-to", placeholder: "other tube", style: "width:9em" });
   const which = searching ? "matching" : `all ${st}`;
@@ -320,13 +323,11 @@ function pager(next) {
 }
 
 async function failuresPage() {
-  const groups = await api("/api/v1/qless/failures").catch(() => ({ groups: [], by_queue: {} }));
-  // A failed qless job is also buried in the beanstalkd view: listed once, by its group.
-  const buried = t => t.buried - (groups.by_queue[t.name] || 0);
-  const tubes = (await api("/api/v1/tubes")).tubes.filter(t => buried(t) > 0);
-  const sections = await Promise.all(tubes.map(async t => {
+  const [groups, buried] = await Promise.all([
+    api("/api/v1/qless/failures").catch(() => ({ groups: [] })), api("/api/v1/buried")]);
+  const sections = await Promise.all(buried.tubes.map(async t => {  // qless failures: by group
     const page = await api(`/api/v1/tubes/${enc(t.name)}/jobs?state=buried&order=newest&limit=20&exclude=qless`);
-    const base = `/api/v1/tubes/${enc(t.name)}`, n = buried(t), which = { state: "buried", exclude: "qless" };
+    const base = `/api/v1/tubes/${enc(t.name)}`, n = t.buried, which = { state: "buried", exclude: "qless" };
     return h("section", {},
       h("h2", {}, "Tube ", h("a", { href: `#/tube/${enc(t.name)}` }, t.name), `: ${num(n)} buried`,
         n > 20 ? h("span", { class: "muted" }, " (newest 20 shown)") : null),
@@ -437,13 +438,21 @@ async function analyticsPage() {
   }
   show(
     h("h1", {}, "Analytics"),
-    h("p", { class: "muted" }, `Latest beanpod analyze run in ${run.dir}`,
+    h("p", { class: "muted" }, `beanpod analyze output in ${run.dir}`,
       run.generated ? `, written ${new Date(run.generated * 1000).toLocaleString()}` : ""),
-    table(["Table", "Parquet files", "Bytes"], run.tables.map(t => h("tr", {},
-      h("td", {}, t.name), h("td", { class: "num" }, t.files), h("td", { class: "num" }, num(t.bytes)))),
-      "No tables yet."),
-    run.report ? h("iframe", { src: "/analytics/report.html", title: "analytics report" })
-      : h("div", { class: "empty" }, "No report.html in that directory yet."));
+    run.tables.length ? table(["Table", "Parquet files", "Bytes"], run.tables.map(t => h("tr", {},
+      h("td", {}, t.name), h("td", { class: "num" }, t.files), h("td", { class: "num" }, num(t.bytes))))) : null,
+    run.report ? h("iframe", { src: "/analytics/report.html", title: "analytics report" }) : analyzeHint(run));
+}
+
+/** No report (or no tables) in the --analytics directory: why, and the command that writes them. */
+function analyzeHint(run) {
+  const missing = run.tables.length ? "no report.html" : "no tables and no report.html";
+  return h("div", { class: "empty", id: "analytics-empty" },
+    h("p", {}, `${run.dir} holds ${missing} yet: beanpod analyze has not written there. `
+      + "Build them from the event log (written by ", h("code", {}, "beanpod serve --events DIR"), "):"),
+    h("pre", {}, `beanpod analyze --events DIR --out ${run.dir}`),
+    h("p", {}, "then reload this page. See docs/analytics.md."));
 }
 
 // ---- routing and refresh -------------------------------------------------------------

@@ -13,18 +13,18 @@ function keyLinks(keys) {
   return list.length ? list.flatMap((k, i) => (i ? [", ", keyLink(k)] : [keyLink(k)])) : "—";
 }
 
-/** Who holds a reserved job: the qless worker name or the client's address. */
+/** Who holds a reserved job: the qless worker's name, else the client's address with
+    its dialect and connection id (the id `beanpod` logs name it by). */
 function holderLabel(holder) {
   if (!holder) return "";
   if (holder.name) return `${holder.name} (qless worker)`;
-  return holder.peer || `conn ${holder.conn}`;
+  return `${holder.peer || "unknown address"} (${holder.dialect} connection #${holder.conn})`;
 }
 
 function holderCell(j) {
   const holder = j.holder;
   if (!holder) return h("td", { class: "num" }, j.time_left_ms ? ms(j.time_left_ms) : "");
-  return h("td", { class: "num", title: `connection ${holder.conn} (${holder.dialect})` },
-    ms(j.time_left_ms), h("div", { class: "muted holder" }, `${holderLabel(holder)}, held ${ms(holder.held_ms)}`));
+  return h("td", { class: "num" }, ms(j.time_left_ms), h("div", { class: "muted holder" }, `${holderLabel(holder)}, held ${ms(holder.held_ms)}`));
 }
 
 /** A qless failure: the line that names the error first (the LAST line of a Python
@@ -42,10 +42,16 @@ function failureBlock(message) {
     multi ? h("details", {}, h("summary", {}, "full traceback"), h("pre", { class: "traceback" }, message)) : null);
 }
 
-function jobActions(job) {
-  const id = job.id;
+/** A job's actions; `q`, its qless view on the job page: a failed qless job goes back
+    to its queue with qless's requeue (Retry, in place of the beanstalkd view's Kick), as
+    a whole failure group does. */
+function jobActions(job, q) {
+  const id = job.id, failed = q && q.state === "failed";
   return h("span", { class: "toolbar", style: "margin:0" },
-    ["buried", "delayed"].includes(job.state)
+    failed
+      ? h("button", { class: "primary", "data-retry-job": q.jid, onclick: () => act(
+          post(`/api/v1/qless/jobs/${enc(q.jid)}/retry`), d => `Job ${q.jid} back to waiting in ${d.queue}`) }, "Retry") : null,
+    !failed && ["buried", "delayed"].includes(job.state)
       ? h("button", { class: "primary", "data-kick": id, onclick: () => act(post(`/api/v1/jobs/${id}/kick`), `Job ${id} kicked to ready`) }, "Kick") : null,
     ["ready", "delayed"].includes(job.state)
       ? h("button", { "data-bury": id, onclick: () => act(post(`/api/v1/jobs/${id}/bury`), `Job ${id} buried`) }, "Bury") : null,
@@ -84,7 +90,7 @@ function holderPairs(j) {
   if (!holder) return [];
   return [["held by", holderLabel(holder)], holder.name && holder.peer ? ["peer", holder.peer] : null,
     ["held for", ms(holder.held_ms)],
-    ["connection", `${holder.conn} (${holder.dialect}), ${holder.name ? "worker seen" : "connected"} ${ms(holder.connected_ms)} ago`]];
+    [holder.name ? "worker first seen" : "connected", `${ms(holder.connected_ms)} ago`]];
 }
 
 function statsJob(j) {
@@ -98,7 +104,7 @@ function statsJob(j) {
 function qlessFacts(j, q) {
   const failed = q.failure && q.failure.group;
   return [kv([["jid", h("code", {}, q.jid)], ["class", q.klass], ["qless state", q.state], ["queue", q.queue || "—"],
-    ["priority", num(q.priority)], ["retries left", `${q.remaining} of ${q.retries}`],
+    ["priority", num(q.priority)], ["retries", retries(q)],
     ["worker", q.worker || "—"], ...holderPairs(j), ["age", ms(j.age_ms)],
     ["tags", (q.tags || []).length ? q.tags.map(t => h("span", { class: "tag" }, t)) : "—"],
     ["depends on", keyLinks(q.dependencies)], ["dependents", keyLinks(q.dependents)],
@@ -109,20 +115,35 @@ function qlessFacts(j, q) {
     h("details", { class: "beanstalkd-view" }, h("summary", {}, "beanstalkd view (stats-job)"), statsJob(j))];
 }
 
+/** qless's retries and remaining: "3 (none used)", "1 left of 3". */
+function retries(q) {
+  return q.remaining === q.retries ? `${num(q.retries)} (none used)` : `${num(q.remaining)} left of ${num(q.retries)}`;
+}
+
+/** A recurring template (qless `recur.get`): what it spawns and how often. */
+function recurFacts(j, q) {
+  const list = xs => ((xs || []).length ? xs.map(t => h("span", { class: "tag" }, t)) : "—");
+  return [kv([["jid", h("code", {}, q.jid)], ["class", q.klass], ["qless state", "recurring template"],
+    ["queue", q.queue || "—"], ["every", ms(q.interval * 1000)], ["spawned", `${num(q.count)} jobs so far`],
+    ["priority", num(q.priority)], ["retries", `${num(q.retries)} for each job it spawns`],
+    ["backlog", q.backlog ? num(q.backlog) : "—"], ["tags", list(q.tags)], ["throttles", list(q.throttles)]]),
+    h("details", { class: "beanstalkd-view" }, h("summary", {}, "beanstalkd view (stats-job)"), statsJob(j))];
+}
+
 async function jobPage(id) {
   const j = await api(`/api/v1/jobs/${enc(id)}`);
   const b = j.body;
-  const q = j.qless && j.qless.jid ? j.qless : null, w = j.workq;
+  const q = j.qless && j.qless.jid ? j.qless : null, w = j.workq, recur = q && q.state === "recur";
   const shown = b.encoding === "base64" ? Math.floor(b.data.length * 3 / 4) : b.data.length;
   show(
     h("h1", {}, `Job #${j.id} `, stateBadge(j.state), q ? h("span", { class: "state other" }, `qless ${q.state}`) : null,
       " in tube ", h("a", { href: `#/tube/${enc(j.tube)}` }, j.tube)),
-    h("div", { class: "toolbar" }, jobActions(j)),
+    h("div", { class: "toolbar" }, jobActions(j, q)),
     h("div", { class: "grid2" },
-      h("div", {}, h("h2", {}, q ? "qless" : "stats-job"), q ? qlessFacts(j, q) : statsJob(j)),
+      h("div", {}, h("h2", {}, q ? "qless" : "stats-job"), q ? (recur ? recurFacts(j, q) : qlessFacts(j, q)) : statsJob(j)),
       h("div", {}, h("h2", {}, `Body (${b.encoding}${b.truncated ? `, first ${num(shown)} of ${num(b.size)} bytes` : ""})`),
         h("pre", { id: "body" }, b.data))),
-    q ? h("div", {}, h("h2", {}, "History"),
+    q && !recur ? h("div", {}, h("h2", {}, "History"),
       table(["When", "What", "Details"], (q.history || []).map(e => h("tr", {},
         h("td", {}, new Date(e.when * 1000).toLocaleString()), h("td", {}, e.what),
         h("td", {}, Object.entries(e).filter(([k]) => k !== "when" && k !== "what").map(([k, v]) => `${k}=${v}`).join(" ")))),
@@ -139,9 +160,8 @@ async function busyPage() {
     h("h1", {}, "Busy"),
     h("p", { class: "muted" }, `${num(busy.count)} job${busy.count === 1 ? "" : "s"} held by ${num(busy.connections)} `
       + `connection${busy.connections === 1 ? "" : "s"} or qless worker${busy.connections === 1 ? "" : "s"}, longest held first.`),
-    table(["Held by", "Peer", "Dialect", "Job", "Tube", "Held for", "TTR left", "Connected"], busy.jobs.map(r => h("tr", { "data-job": r.id },
-      h("td", {}, r.holder.name ? h("code", {}, r.holder.name) : `connection ${r.holder.conn}`),
-      h("td", {}, r.holder.peer || "—"), h("td", {}, r.holder.dialect),
+    table(["Held by", "Job", "Tube", "Held for", "TTR left", "Connected"], busy.jobs.map(r => h("tr", { "data-job": r.id },
+      h("td", { class: "holder-name" }, holderLabel(r.holder)),
       h("td", {}, h("a", { href: `#/job/${r.id}` }, `#${r.id}`), r.key ? h("div", { class: "muted" }, keyLink(r.key)) : null),
       h("td", {}, h("a", { href: `#/tube/${enc(r.tube)}/reserved` }, r.tube)),
       h("td", { class: "num" }, ms(r.holder.held_ms)),
