@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,13 +111,27 @@ def test_waiting_order_survives_restart(tmp_path: Path) -> None:
     srv.stop()
 
 
+class FullDisk:
+    """The server's journal with no room left (the compiled journal's methods cannot be
+    replaced on the instance): everything else goes to the real one."""
+
+    def __init__(self, journal: object) -> None:
+        self.journal = journal
+
+    def room(self, nbytes: int) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.journal, name)
+
+
 def test_full_disk_refuses_qless_mutations_over_the_wire(tmp_path: Path) -> None:
     srv = InProcessServer(binlog_dir=str(tmp_path)).start()
     try:
         with Client(port=srv.port, worker_name="w") as c:
             c.queues["q"].put("K", {}, jid="a")
             assert srv.app is not None and srv.app.wal is not None
-            setattr(srv.app.wal, "room", lambda nbytes: False)  # noqa: B010 - the disk is full
+            srv.app.engine.journal = FullDisk(srv.app.wal)  # the disk is full
             with pytest.raises(QlessError, match="out of disk space"):
                 c.queues["q"].put("K", {}, jid="b")
             with pytest.raises(QlessError, match="out of disk space"):
