@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from mypy_extensions import mypyc_attr, trait
+
 from beanpod.protocols.beanstalkd import wire as w
 
 if TYPE_CHECKING:
@@ -97,15 +99,16 @@ class Dialect:
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
 
 
-class Context(Protocol):
+@trait  # compiled, the session's class derives from it: handlers read these natively
+@mypyc_attr(allow_interpreted_subclasses=True)  # (through a Protocol, a generic lookup each)
+class Context:
     """One connection's session as handlers use it."""
 
     dialect: Dialect
     conn: Conn
     now: int
     batch_bytes: int  # bytes of peek replies in the current batch (reset by the session)
-
-    def deliver(self, outcome: ReserveOutcome) -> None: ...
+    deliver: Callable[[ReserveOutcome], None]  # a reserve's outcome, when it was parked
 
     def answer(self, reply: bytes) -> None:
         """Answer the parked command with `reply` (a long-poll extension call)."""
