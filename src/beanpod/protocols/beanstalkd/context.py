@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from mypy_extensions import mypyc_attr, trait
 
@@ -74,9 +74,15 @@ class Dialect:
         self.engine = engine
         self.info = info
         self.max_job_size = max_job_size
-        # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
-        # never prints), so handlers can count with one dict update.
-        self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
+        # Every verb but the hot ones gets a slot (also reserve-job and kick-job, which
+        # 1.12 counts but never prints), so handlers can count with one dict update.
+        self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS if verb not in HOT}
+        # The hot verbs' counts (HOT): native ints compiled, where a dict update is a
+        # generic get, add and set; `command_counts()` reports them all.
+        self.puts = 0
+        self.reserves = 0
+        self.reserves_with_timeout = 0
+        self.deletes = 0
         self._qless = qless  # builds the qless extension on first use (server/app.py)
         # Error replies by (verb, reply), counted where a handler refuses (off the success
         # path); parser rejections count under commands.ERROR.
@@ -89,6 +95,13 @@ class Dialect:
         """qless job features (the `qless` extension command)."""
         return self._qless()
 
+    def command_counts(self) -> dict[bytes, int]:
+        """Commands counted so far, by verb (every verb of `cmd_counts` and HOT)."""
+        return {
+            **self.cmd_counts, w.PUT: self.puts, w.RESERVE: self.reserves,
+            w.RESERVE_WITH_TIMEOUT: self.reserves_with_timeout, w.DELETE: self.deletes,
+        }  # fmt: skip
+
     def failed(self, verb: bytes, reply: bytes) -> bytes:
         """Count the error `reply` to `verb`, and return it."""
         key = (verb, reply)
@@ -97,6 +110,8 @@ class Dialect:
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
+# Counted in Dialect's own int attributes, not in `cmd_counts`.
+HOT: Final = frozenset({w.PUT, w.RESERVE, w.RESERVE_WITH_TIMEOUT, w.DELETE})
 
 
 @trait  # compiled, the session's class derives from it: handlers read these natively
