@@ -348,10 +348,10 @@ class Engine(Clients):
         return self.jobs.get(job_id)
 
     def peek_ready(self, tube: Tube) -> Job | None:
-        return tube.ready.peek()  # type: ignore[no-any-return]
+        return tube.ready.peek()
 
     def peek_delayed(self, tube: Tube) -> Job | None:
-        return tube.delayed.peek()  # type: ignore[no-any-return]
+        return tube.delayed.peek()
 
     def peek_buried(self, tube: Tube) -> Job | None:
         return next(iter(tube.buried.values()), None)

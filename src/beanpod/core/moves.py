@@ -114,7 +114,7 @@ class Moves(Ledger):
         job.deadline = due
         job.tube.delayed.push(delayed_key(due, job.id), job)
         self.counts.delayed += 1
-        self.timers.arm(due, DELAY_DUE, job)
+        self.timers.arm_job(due, DELAY_DUE, job)
 
     def make_buried(self, job: Job) -> None:
         """Place a job that is in no queue last in its tube's buried list (kick order):
@@ -141,7 +141,7 @@ class Moves(Ledger):
         elif state is DELAYED:
             tube.delayed.discard(job)
             counts.delayed -= 1
-            self.timers.cancel(job)
+            self.timers.cancel_job(job)
         elif state is BURIED:
             del tube.buried[job.id]
             counts.buried -= 1
@@ -179,7 +179,7 @@ class Moves(Ledger):
             conn.soonest = job
         job.tube.reserved += 1
         self.counts.reserved += 1
-        self.timers.arm(deadline, TTR_EXPIRY, job)
+        self.timers.arm_job(deadline, TTR_EXPIRY, job)
         if self.events is not None:
             self.events.emit_reserve(now, job.id, job.tube.name, conn.id, worker)
 
@@ -200,7 +200,7 @@ class Moves(Ledger):
         job.reserver = None
         job.tube.reserved -= 1
         self.counts.reserved -= 1
-        self.timers.cancel(job)
+        self.timers.cancel_job(job)
         return conn
 
     def destroy(self, job: Job, now: int) -> None:

@@ -27,7 +27,10 @@ from collections.abc import Iterable, Iterator
 from heapq import heapify, heappop, heappush, merge
 from itertools import chain, islice, repeat
 from operator import add, lshift
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from beanpod.core.job import Job
 
 ID_BITS: Final = 64
 ID_MASK: Final = (1 << ID_BITS) - 1
@@ -59,7 +62,7 @@ def delayed_key(due: int, job_id: int) -> int:
 class LazyHeap:
     __slots__ = ("_heap", "_items", "_live", "_run")
 
-    def __init__(self, items: dict[int, Any]) -> None:
+    def __init__(self, items: dict[int, Job]) -> None:
         self._run: deque[int] = deque()  # keys in non-decreasing order
         self._heap: list[int] = []  # keys that arrived out of order
         self._items = items  # id -> item, to find an item from its key (compiled: a native get)
@@ -73,7 +76,7 @@ class LazyHeap:
         """Keys held, live and dead (how much lazy deletion has left behind)."""
         return len(self._run) + len(self._heap)
 
-    def push(self, key: int, item: Any) -> None:
+    def push(self, key: int, item: Job) -> None:
         """Add `item` under `key` (built by ready_key or delayed_key)."""
         item.entry = key
         run = self._run
@@ -113,7 +116,7 @@ class LazyHeap:
             heapify(self._heap)
         self._live += len(keys)
 
-    def discard(self, item: Any) -> None:
+    def discard(self, item: Job) -> None:
         """Forget `item`'s live key (it stays queued, dead)."""
         item.entry = None
         live = self._live = self._live - 1
@@ -131,7 +134,7 @@ class LazyHeap:
         heapify(heap)
         self._heap = heap
 
-    def live_items(self) -> Iterator[tuple[int, Any]]:
+    def live_items(self) -> Iterator[tuple[int, Job]]:
         """Every live (key, item), in no particular order (listings, not per-job paths)."""
         items = self._items
         for key in chain(self._run, self._heap):
@@ -139,7 +142,7 @@ class LazyHeap:
             if item is not None and item.entry is key:
                 yield key, item
 
-    def top(self) -> tuple[int, Any] | None:
+    def top(self) -> tuple[int, Job] | None:
         """The smallest live (key, item), or None (to compare the tops of several queues)."""
         run, heap, items = self._run, self._heap, self._items
         while True:
@@ -155,12 +158,12 @@ class LazyHeap:
             else:
                 heappop(heap)
 
-    def peek(self) -> Any:
+    def peek(self) -> Job | None:
         """The item with the smallest key, or None."""
         top = self.top()
         return None if top is None else top[1]
 
-    def pop(self) -> Any:
+    def pop(self) -> Job | None:
         """Remove and return the item with the smallest key, or None."""
         run, heap, items = self._run, self._heap, self._items
         while True:
@@ -176,9 +179,9 @@ class LazyHeap:
                 self._live -= 1
                 return item
 
-    def first(self, count: int) -> list[Any]:
+    def first(self, count: int) -> list[Job]:
         """The `count` items with the smallest keys, in order, left in place."""
-        taken: list[tuple[int, Any]] = []
+        taken: list[tuple[int, Job]] = []
         while len(taken) < count and (top := self.top()) is not None:
             taken.append(top)
             self.pop()
@@ -189,7 +192,7 @@ class LazyHeap:
         self._live += len(taken)
         return [item for _, item in taken]
 
-    def after(self, key: int | None, count: int) -> list[tuple[int, Any]]:
+    def after(self, key: int | None, count: int) -> list[tuple[int, Job]]:
         """The `count` live (key, item) with the smallest keys above `key` (None: from
         the start), in order, for paged listings: a binary search of the run (O(log n)
         reads) and a best-first walk of the heap, which visits only the heap's keys up
@@ -217,15 +220,15 @@ class LazyHeap:
             if key is None or k > key:
                 yield k
 
-    def in_order(self) -> list[Any]:
+    def in_order(self) -> list[Job]:
         """Every live item, smallest key first (listings)."""
         return [item for _, item in sorted(self.live_items(), key=_by_key)]
 
 
-def _is_live(items: dict[int, Any], key: int) -> bool:
+def _is_live(items: dict[int, Job], key: int) -> bool:
     item = items.get(key & ID_MASK)
     return item is not None and item.entry is key
 
 
-def _by_key(pair: tuple[int, Any]) -> int:
+def _by_key(pair: tuple[int, Job]) -> int:
     return pair[0]

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections import deque
 from heapq import heapify, heappop, heappush
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
+
+if TYPE_CHECKING:
+    from beanpod.core.job import Job
 
 # Timer kinds: what to do when an entry falls due.
 DELAY_DUE: Final = 0  # a delayed job becomes ready
@@ -50,30 +53,52 @@ class TimerHeap:
         """(Re)arm `target`'s single timer to fire at `when`."""
         if target.timer is not None:
             self._dead += 1
+        target.timer = self._queue(when, kind, target)
+
+    def arm_job(self, when: int, kind: int, job: Job) -> None:
+        """`arm` for a job, the engine's own target (compiled, the job's `timer` is read
+        and written natively; `arm`'s `Any` target is a generic attribute lookup each)."""
+        if job.timer is not None:
+            self._dead += 1
+        job.timer = self._queue(when, kind, job)
+
+    def _queue(self, when: int, kind: int, target: object) -> TimerEntry:
         seq = self._seq = self._seq + 1
         entry: TimerEntry = (when, seq, kind, target)  # one object: see TimerEntry
-        target.timer = entry
         run = self._run
         if not run or when >= run[-1][0]:  # seq breaks the tie: still in order
             run.append(entry)
         else:
             heappush(self._heap, entry)
+        return entry
 
     def cancel(self, target: Any) -> None:
         entry = target.timer
         if entry is not None:
             target.timer = None
-            run = self._run
-            if run:  # at either end of the run (FIFO or LIFO finishing): gone at once
-                if run[0] is entry:
-                    run.popleft()
-                    return
-                if run[-1] is entry:
-                    run.pop()
-                    return
-            dead = self._dead = self._dead + 1
-            if dead > 4096 and dead * 2 > len(self._run) + len(self._heap):
-                self._compact()
+            self._drop(entry)
+
+    def cancel_job(self, job: Job) -> None:
+        """`cancel` for a job (see `arm_job`)."""
+        entry = job.timer
+        if entry is not None:
+            job.timer = None
+            self._drop(entry)
+
+    def _drop(self, entry: TimerEntry) -> None:
+        """Forget a disarmed entry: at either end of the run (FIFO or LIFO finishing) it
+        goes at once; elsewhere it stays, dead, until it reaches a front or a compaction."""
+        run = self._run
+        if run:
+            if run[0] is entry:
+                run.popleft()
+                return
+            if run[-1] is entry:
+                run.pop()
+                return
+        dead = self._dead = self._dead + 1
+        if dead > 4096 and dead * 2 > len(self._run) + len(self._heap):
+            self._compact()
 
     def _compact(self) -> None:
         self._run = deque(e for e in self._run if e[3].timer is e)

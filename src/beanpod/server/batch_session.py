@@ -29,7 +29,7 @@ class BatchSession(asyncio.Protocol):
     def __init__(self, app: App, registry: set[Any]) -> None:
         self.app = app
         self.ticker: Ticker = app.ticker  # the clock and the loop timer, compiled
-        self.now = 0
+        self.now: int = 0
         self.transport: asyncio.Transport | None = None
         self.parked = False  # a blocking command waits; later commands wait behind it
         self.closed = False
@@ -38,7 +38,7 @@ class BatchSession(asyncio.Protocol):
         # every reply goes through the log's `hold` (a cluster's: Commits.holds_every_reply)
         self.hold_all = app.wal is not None and app.wal.holds_every_reply()
         self.early: bytes | None = None  # a parked command's reply, sent with the next batch
-        self.batch_bytes = 0  # see protocols/beanstalkd/inspect.py _found
+        self.batch_bytes: int = 0  # see protocols/beanstalkd/inspect.py _found
         self.admitted = False  # counted in by the edge (server/edge/gate.py)
         self.lost = False  # connection_lost ran (it must run once: TLS may call it late)
         self.listening = False  # subscribed to pub/sub: never idle (as Redis's `timeout`)

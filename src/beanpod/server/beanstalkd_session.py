@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from mypy_extensions import mypyc_attr
@@ -14,6 +13,7 @@ from mypy_extensions import mypyc_attr
 from beanpod.core.waiters import ReserveOutcome
 from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
+from beanpod.protocols.beanstalkd.context import Context
 from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
 from beanpod.server.batch_session import BatchSession
 from beanpod.server.peers import forget_peer, note_peer, peer_name
@@ -30,7 +30,7 @@ def _closed(outcome: ReserveOutcome) -> None:
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
-class BeanstalkdSession(BatchSession):
+class BeanstalkdSession(BatchSession, Context):
     handlers = HANDLERS  # the test harness's sessions wrap these (beanpod/testing)
 
     def __init__(self, app: App) -> None:
@@ -41,7 +41,7 @@ class BeanstalkdSession(BatchSession):
         self.eof = False
         # One bound method handed to every reserve (reading `self.deliver` would make a
         # new one each time: ~2 % of a reserve+delete pair).
-        self.deliver: Callable[[ReserveOutcome], None] = self._deliver
+        self.deliver = self._deliver
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.conn = self.app.engine.connect(peer_name(transport), self.app.clock.now())

@@ -38,7 +38,7 @@ class AppFacts:
         self.app = app
 
     def command_counts(self) -> Mapping[str, int]:
-        counts = self.app.dialect.cmd_counts
+        counts = self.app.dialect.command_counts()
         return {VERB_NAMES[verb]: count for verb, count in counts.items() if verb in VERB_NAMES}
 
     def command_errors(self) -> Mapping[tuple[str, str], int]:

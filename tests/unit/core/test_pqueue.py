@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from beanpod.core.job import Job
 from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key, ready_keys
+from beanpod.core.tube import Tube
+
+TUBE = Tube("default", 0, {})
 
 
-class Item:
-    __slots__ = ("entry", "id", "pri")
-
-    def __init__(self, item_id: int, pri: int = 0) -> None:
-        self.id = item_id
-        self.pri = pri
-        self.entry: Any = None
+def _job(job_id: int, pri: int = 0) -> Job:
+    """A queue's item: a job (compiled, the queue reads and writes its `entry` natively)."""
+    return Job(job_id, TUBE, pri, 0, 1000, b"", 0)
 
 
 OPS = st.lists(
@@ -36,13 +35,13 @@ OPS = st.lists(
 @settings(max_examples=300)
 @given(OPS)
 def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
-    items: dict[int, Item] = {}
+    items: dict[int, Job] = {}
     queue = LazyHeap(items)
     model: dict[int, int] = {}  # id -> key of the items queued
     next_id = 1
     for op, a, b in ops:
         if op in ("push", "push_delayed"):
-            item = items[next_id] = Item(next_id, a)
+            item = items[next_id] = _job(next_id, a)
             if op == "push":  # push_ready writes ready_key's formula out: same key
                 key = ready_key(a, next_id, b)
                 item.entry = queue.push_ready(a, next_id, b)
@@ -93,10 +92,10 @@ def _check_pages(queue: LazyHeap, model: dict[int, int], size: int) -> None:
 
 
 def test_keys_in_order_never_enter_the_heap() -> None:
-    items: dict[int, Item] = {}
+    items: dict[int, Job] = {}
     queue = LazyHeap(items)
     for job_id in range(1, 1001):
-        items[job_id] = Item(job_id)
+        items[job_id] = _job(job_id)
         queue.push(ready_key(1024, job_id), items[job_id])
     assert not queue._heap and len(queue._run) == 1000
     assert [queue.pop().id for _ in range(1000)] == list(range(1, 1001))
@@ -104,10 +103,10 @@ def test_keys_in_order_never_enter_the_heap() -> None:
 
 
 def test_dead_keys_are_dropped_when_they_outnumber_the_live() -> None:
-    items: dict[int, Item] = {}
+    items: dict[int, Job] = {}
     queue = LazyHeap(items)
     for job_id in range(1, 5001):
-        items[job_id] = Item(job_id)
+        items[job_id] = _job(job_id)
         queue.push(ready_key(5000 - job_id, job_id), items[job_id])  # falling: the heap
     for job_id in range(1, 4990):
         queue.discard(items[job_id])
@@ -126,14 +125,14 @@ def test_ready_keys_are_ready_key_of_each_pair(pris: list[int], one: int) -> Non
 def test_extend_places_items_that_hold_their_keys(before: list[int], bulk: list[int]) -> None:
     """A bulk extend after pushes (its keys may fall below the run's last: the heap)
     pops in the same order as pushing each item would."""
-    items: dict[int, Item] = {}
+    items: dict[int, Job] = {}
     queue = LazyHeap(items)
     for job_id, pri in enumerate(before, 1):
-        items[job_id] = Item(job_id)
+        items[job_id] = _job(job_id)
         queue.push(ready_key(pri, job_id), items[job_id])
     keys = []
     for job_id, pri in enumerate(bulk, len(before) + 1):
-        item = items[job_id] = Item(job_id)
+        item = items[job_id] = _job(job_id)
         item.entry = ready_key(pri, job_id)
         keys.append(item.entry)
     queue.extend(sorted(keys))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
+
+from mypy_extensions import mypyc_attr, trait
 
 from beanpod.protocols.beanstalkd import wire as w
 
@@ -72,9 +74,15 @@ class Dialect:
         self.engine = engine
         self.info = info
         self.max_job_size = max_job_size
-        # Every verb gets a slot (also reserve-job and kick-job, which 1.12 counts but
-        # never prints), so handlers can count with one dict update.
-        self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS}
+        # Every verb but the hot ones gets a slot (also reserve-job and kick-job, which
+        # 1.12 counts but never prints), so handlers can count with one dict update.
+        self.cmd_counts: dict[bytes, int] = {verb: 0 for verb in _ALL_VERBS if verb not in HOT}
+        # The hot verbs' counts (HOT): native ints compiled, where a dict update is a
+        # generic get, add and set; `command_counts()` reports them all.
+        self.puts = 0
+        self.reserves = 0
+        self.reserves_with_timeout = 0
+        self.deletes = 0
         self._qless = qless  # builds the qless extension on first use (server/app.py)
         # Error replies by (verb, reply), counted where a handler refuses (off the success
         # path); parser rejections count under commands.ERROR.
@@ -87,6 +95,13 @@ class Dialect:
         """qless job features (the `qless` extension command)."""
         return self._qless()
 
+    def command_counts(self) -> dict[bytes, int]:
+        """Commands counted so far, by verb (every verb of `cmd_counts` and HOT)."""
+        return {
+            **self.cmd_counts, w.PUT: self.puts, w.RESERVE: self.reserves,
+            w.RESERVE_WITH_TIMEOUT: self.reserves_with_timeout, w.DELETE: self.deletes,
+        }  # fmt: skip
+
     def failed(self, verb: bytes, reply: bytes) -> bytes:
         """Count the error `reply` to `verb`, and return it."""
         key = (verb, reply)
@@ -95,17 +110,20 @@ class Dialect:
 
 
 _ALL_VERBS = (*(verb for verb, _ in COUNTED), w.RESERVE_JOB, w.KICK_JOB, w.QUIT)
+# Counted in Dialect's own int attributes, not in `cmd_counts`.
+HOT: Final = frozenset({w.PUT, w.RESERVE, w.RESERVE_WITH_TIMEOUT, w.DELETE})
 
 
-class Context(Protocol):
+@trait  # compiled, the session's class derives from it: handlers read these natively
+@mypyc_attr(allow_interpreted_subclasses=True)  # (through a Protocol, a generic lookup each)
+class Context:
     """One connection's session as handlers use it."""
 
     dialect: Dialect
     conn: Conn
     now: int
     batch_bytes: int  # bytes of peek replies in the current batch (reset by the session)
-
-    def deliver(self, outcome: ReserveOutcome) -> None: ...
+    deliver: Callable[[ReserveOutcome], None]  # a reserve's outcome, when it was parked
 
     def answer(self, reply: bytes) -> None:
         """Answer the parked command with `reply` (a long-poll extension call)."""

@@ -37,8 +37,6 @@ MILLIS: Final = _Millis()
 # Final: compiled, a module constant is a C static, not a lookup in the module's dict.
 PUT: Final = w.PUT
 DELETE: Final = w.DELETE
-RESERVE: Final = w.RESERVE
-RESERVE_WITH_TIMEOUT: Final = w.RESERVE_WITH_TIMEOUT
 
 
 def encode_outcome(outcome: ReserveOutcome) -> bytes:
@@ -53,7 +51,7 @@ def encode_outcome(outcome: ReserveOutcome) -> bytes:
 def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put <pri> <delay> <ttr> <bytes>\\r\\n<data>\\r\\n"""
     d = s.dialect
-    d.cmd_counts[PUT] += 1
+    d.puts += 1
     engine, conn = d.engine, s.conn
     if not conn.producer:
         engine.set_producer(conn)
@@ -74,20 +72,20 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
 
 def put_too_big(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put whose <bytes> exceeds max-job-size: the body was read and discarded."""
-    s.dialect.cmd_counts[w.PUT] += 1
+    s.dialect.puts += 1
     return s.dialect.failed(w.PUT, w.JOB_TOO_BIG)
 
 
 def put_trailing(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put line with bytes after <bytes>: counted, then refused."""
-    s.dialect.cmd_counts[w.PUT] += 1
+    s.dialect.puts += 1
     return s.dialect.failed(w.PUT, w.BAD_FORMAT)
 
 
 def put_bad_crlf(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """put whose body is not followed by CRLF (uses up a job id, as beanstalkd does)."""
     d = s.dialect
-    d.cmd_counts[w.PUT] += 1
+    d.puts += 1
     d.engine.set_producer(s.conn)
     d.engine.allocate_id()
     return d.failed(w.PUT, w.EXPECTED_CRLF)
@@ -109,7 +107,7 @@ def use(s: Context, cmd: tuple[Any, ...]) -> bytes:
 def reserve(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     """reserve\\r\\n"""
     d = s.dialect
-    d.cmd_counts[RESERVE] += 1
+    d.reserves += 1
     outcome = d.engine.reserve(s.conn, None, s.now, s.deliver)
     if type(outcome) is Job:  # w.reserved, inlined on the hottest path
         body = outcome.body
@@ -120,7 +118,7 @@ def reserve(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
 def reserve_with_timeout(s: Context, cmd: tuple[Any, ...]) -> bytes | None:
     """reserve-with-timeout <seconds>\\r\\n"""
     d = s.dialect
-    d.cmd_counts[RESERVE_WITH_TIMEOUT] += 1
+    d.reserves_with_timeout += 1
     outcome = d.engine.reserve(s.conn, cmd[1] * 1000, s.now, s.deliver)
     if type(outcome) is Job:  # w.reserved, inlined on the hottest path
         body = outcome.body
@@ -139,7 +137,7 @@ def reserve_job(s: Context, cmd: tuple[Any, ...]) -> bytes:
 def delete(s: Context, cmd: tuple[Any, ...]) -> bytes:
     """delete <id>\\r\\n"""
     d = s.dialect
-    d.cmd_counts[DELETE] += 1
+    d.deletes += 1
     return w.DELETED if d.engine.delete(s.conn, cmd[1], s.now) else d.failed(DELETE, w.NOT_FOUND)
 
 

@@ -136,7 +136,8 @@ def stats(s: Context, cmd: tuple[Any, ...]) -> bytes:
         (b"current-jobs-delayed", n.delayed),
         (b"current-jobs-buried", n.buried),
     ]
-    pairs.extend((key, d.cmd_counts[verb]) for verb, key in COUNTED)
+    counts = d.command_counts()
+    pairs.extend((key, counts[verb]) for verb, key in COUNTED)
     pairs += [
         (b"job-timeouts", n.job_timeouts),
         (b"total-jobs", n.total_jobs),
