@@ -7,13 +7,12 @@ time). Standard library only: the CLI asks before anything else is imported.
 
 from __future__ import annotations
 
-import importlib.abc
+# Light imports only (`import beanpod` reads this before the listeners are bound): no
+# typing, importlib.util, importlib.abc or pathlib at the top (~10 ms together).
 import importlib.machinery
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 
 # The modules setup.py compiles (beanpod.<name>); grown by measurement, docs/performance.md.
@@ -39,16 +38,21 @@ def pure_requested() -> bool:
 
 def kind() -> str:
     """ "compiled" when the modules this process imports are mypyc's, else "pure"."""
+    import importlib.util
+
     spec = importlib.util.find_spec(PROBE)
     origin = spec.origin if spec is not None else None
     return "pure" if origin is None or origin.endswith(".py") else "compiled"
 
 
-def stale(root: Path = Path(__file__).parent) -> list[str]:
+def stale(root: os.PathLike[str] | None = None) -> list[str]:
     """Extension modules under `root` (the package) that would shadow their Python source
     wrongly: older than the .py beside them (edited since an in-place build) or of a
     module no longer in COMPILED. An editable install builds in place (docs/performance.md,
     "Builds"); `pip install -e .` again rebuilds."""
+    from pathlib import Path
+
+    root = Path(__file__).parent if root is None else Path(root)
     out = []
     for ext in sorted(root.rglob("*.so")):
         source = ext.with_name(ext.name.split(".", 1)[0] + ".py")
@@ -60,7 +64,7 @@ def stale(root: Path = Path(__file__).parent) -> list[str]:
     return out
 
 
-class _PythonFirst(importlib.abc.MetaPathFinder):
+class _PythonFirst:
     """Finds the .py of a compiled module, so the extension beside it is not loaded."""
 
     def find_spec(
@@ -72,6 +76,8 @@ class _PythonFirst(importlib.abc.MetaPathFinder):
         for entry in path:
             source = os.path.join(entry, leaf)
             if os.path.exists(source):
+                import importlib.util
+
                 return importlib.util.spec_from_file_location(fullname, source)
         return None
 
