@@ -1,5 +1,5 @@
 """A follower's disk full: the node is restarted with its directory on a small tmpfs
-(its event log there, and its -b DIR where a cluster's node takes one), which is then
+(its event log and its -b DIR, its checkpoints, there), which is then
 filled to the last byte; freed when the fault ends, unmounted when the run ends."""
 
 from __future__ import annotations
@@ -14,13 +14,6 @@ SIZE = "4m"
 FILLER = "filler"
 
 
-def takes_binlog_dir() -> bool:
-    """Does `serve --cluster` accept -b DIR (a node's own checkpoints)?"""
-    from beanpod.cli.serve_cluster import REFUSED
-
-    return "binlog_dir" not in REFUSED
-
-
 class FullDisk:
     def __init__(self, cluster: FaultCluster, machine: Machine) -> None:
         self.cluster = cluster
@@ -32,11 +25,8 @@ class FullDisk:
         self.mount.mkdir(exist_ok=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "tmpfs",
                         str(self.mount)], check=True)  # fmt: skip
-        options = ["--events", str(self._dir("events"))]
-        if takes_binlog_dir():
-            options += ["-b", str(self._dir("node"))]
         node = self.machine.node
-        node.options = tuple(options)
+        node.options = ("--events", str(self._dir("events")), "-b", str(self._dir("node")))
         assert node.process is not None
         node.process.terminate()
         self.cluster.restart_node(self.machine)

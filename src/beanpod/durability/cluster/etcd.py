@@ -134,11 +134,6 @@ class Etcd:
     async def put(self, key: bytes, value: bytes) -> None:
         await self.call("/v3/kv/put", {"key": b64(key), "value": b64(value)})
 
-    async def count(self, key: bytes, end: bytes) -> int:
-        """How many keys [key, end) holds now."""
-        body = {"key": b64(key), "range_end": b64(end), "count_only": True}
-        return int((await self.call("/v3/kv/range", body)).get("count", 0))
-
     # ---- maintenance ---------------------------------------------------------------------
 
     async def compact(self, revision: int) -> None:

@@ -39,7 +39,6 @@ class Trimmer:
         self.defrag_every = defrag_every  # 0: never
         self.kept = -1  # the first seq kept (-1: not read yet)
         self.defragmented = time.monotonic()
-        self.trims = 0
 
     async def run(self) -> None:
         while True:
@@ -75,7 +74,6 @@ class Trimmer:
         if not ok:
             return None
         self.kept = point
-        self.trims += 1
         return int(answer["header"]["revision"])
 
     async def defragment(self) -> None:

@@ -99,17 +99,25 @@ async def retry_job(request: web.Request, api: Api) -> web.Response:
         raise ApiError(404, f"no qless job {jid!r}")
     if job["state"] != "failed":
         raise ApiError(409, f"job {jid} is {job['state']}, not failed")
-    queue = (await params.body(request)).get("queue", job["queue"])
-    if not isinstance(queue, str) or not admin.valid_tube_name(queue):
-        raise ApiError(400, f'"queue" must be a valid queue name, not {queue!r}')
-    args = ["", queue, jid, job["klass"], job["data"], 0]
-    try:
-        admin_qless.qless_call(_q(api), "requeue", args, ctx.now())
-    except admin_qless.Refused as exc:
-        raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
+    queue = _queue_name((await params.body(request)).get("queue", job["queue"]))
+    _change(api, "requeue", ["", queue, jid, job["klass"], job["data"], 0])
     ctx.rearm()
     await ctx.settle()
     return web.json_response(_read(api, "get", jid))
+
+
+def _queue_name(raw: Any) -> str:
+    if not isinstance(raw, str) or not admin.valid_tube_name(raw):
+        raise ApiError(400, f'"queue" must be a valid queue name, not {raw!r}')
+    return raw
+
+
+def _change(api: Api, name: str, args: list[Any]) -> Any:
+    """A qless call that changes state; its refusal as the API's error (507: no disk)."""
+    try:
+        return admin_qless.qless_call(_q(api), name, args, api.ctx.now())
+    except admin_qless.Refused as exc:
+        raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
 
 
 def _group_queue(api: Api, group: str, queue: Any) -> tuple[int, str]:
@@ -119,9 +127,7 @@ def _group_queue(api: Api, group: str, queue: Any) -> tuple[int, str]:
     if not found["total"]:
         raise ApiError(404, f"no failure group {group!r}")
     if queue is not None:
-        if not isinstance(queue, str) or not admin.valid_tube_name(queue):
-            raise ApiError(400, f'"queue" must be a valid queue name, not {queue!r}')
-        return found["total"], queue
+        return found["total"], _queue_name(queue)
     names = {job["queue"] for job in _read(api, "multiget", *found["jobs"]) if job}
     if len(names) != 1 or found["total"] > params.MAX_PAGE:
         raise ApiError(400, 'jobs of this group may be in several queues: name one in "queue"')
@@ -129,12 +135,9 @@ def _group_queue(api: Api, group: str, queue: Any) -> tuple[int, str]:
 
 
 async def _unfail_all(api: Api, queue: str, group: str) -> int:
-    ctx, q, done = api.ctx, _q(api), 0
+    ctx, done = api.ctx, 0
     while True:
-        try:
-            moved = admin_qless.qless_call(q, "unfail", [queue, group, UNFAIL_SLICE], ctx.now())
-        except admin_qless.Refused as exc:
-            raise ApiError(507 if "disk" in exc.message else 409, exc.message) from None
+        moved = _change(api, "unfail", [queue, group, UNFAIL_SLICE])
         done += int(moved)
         ctx.rearm()
         await ctx.settle()
