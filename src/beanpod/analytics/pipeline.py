@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -23,7 +20,7 @@ from pyspark import SparkConf, StorageLevel
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import DataFrame, SparkSession
 
-from beanpod.analytics import cds, compact, launch, read, transforms, write
+from beanpod.analytics import cds, compact, drawing, launch, read, report_rows, transforms, write
 
 APP_NAME = "beanpod-analyze"
 #: Settings applied only when beanpod starts Spark itself (not under spark-submit).
@@ -185,13 +182,6 @@ def publish_archive(spark: SparkSession, archive: cds.Archive) -> None:
         archive.publish(None, classpath)
 
 
-def import_report_meanwhile() -> None:
-    """Import the report's module (matplotlib: ~0.35 s of Python) in a thread while the JVM
-    starts: Python only waits for the JVM then. The report stage's import waits for it."""
-    module = "beanpod.analytics.report"
-    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
-
-
 class _Stages:
     """Times named stages and reports them to a callback."""
 
@@ -286,12 +276,29 @@ def run(
     """
     stages = _Stages(progress)
     archive = None
-    if spark is None:
-        import_report_meanwhile()
-        with stages.stage("start Spark"):  # the JVM's start and the SparkContext's
-            spark, archive = start_session(master, quiet, log_bytes)
-    from beanpod.analytics import report
+    drawer = drawing.Drawer()  # imports matplotlib while the JVM starts
+    try:
+        if spark is None:
+            with stages.stage("start Spark"):  # the JVM's start and the SparkContext's
+                spark, archive = start_session(master, quiet, log_bytes)
+        _analyse(spark, stages, drawer, events_uri, out_uri, day_from, day_to, compact_days)
+    finally:
+        drawer.close()
+    if archive is not None and archive.pending is not None:
+        publish_archive(spark, archive)
+    return stages.seconds
 
+
+def _analyse(
+    spark: SparkSession,
+    stages: _Stages,
+    drawer: drawing.Drawer,
+    events_uri: str,
+    out_uri: str,
+    day_from: date | None,
+    day_to: date | None,
+    compact_days: bool,
+) -> None:
     cache_uri = compact.cache_uri(out_uri) if compact_days else None
     kept: list[DataFrame] = []
     with stages.stage("read events"):
@@ -310,22 +317,17 @@ def run(
         kept.append(hourly)
         with stages.stage("plan, report data"):
             tables = build_tables(events, enriched, partials, hourly)
-            for name in report.DRAWN_TABLES:  # kept: the report reads them, the writes too
+            for name in report_rows.DRAWN_TABLES:  # kept: the report reads them, writes too
                 tables[name] = tables[name].persist(StorageLevel.MEMORY_AND_DISK)
                 kept.append(tables[name])
-            data = report.collect(spark, out_uri, tables, enriched)
-        with ThreadPoolExecutor(1, thread_name_prefix="beanpod-report") as drawing:
-            # matplotlib draws in Python while the JVM writes the tables.
-            page = drawing.submit(report.render_html, data)
-            _write_tables(stages, tables, out_uri)
-            with stages.stage("report"):
-                report.write_text(spark, report.report_uri(out_uri), page.result())
+            data = report_rows.collect(spark, out_uri, tables, enriched)
+        page = drawer.draw(data)  # matplotlib draws while the JVM writes the tables
+        _write_tables(stages, tables, out_uri)
+        with stages.stage("report"):
+            report_rows.write_text(spark, report_rows.report_uri(out_uri), page.result())
     finally:
         for frame in kept:
             frame.unpersist()
-    if archive is not None and archive.pending is not None:
-        publish_archive(spark, archive)
-    return stages.seconds
 
 
 def _write_tables(stages: _Stages, tables: dict[str, DataFrame], out_uri: str) -> None:

@@ -7,45 +7,18 @@ import html
 import io
 import re
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from beanpod.analytics.report_extras import (
-    PERCENTILES,
-    ReportExtras,
-    bin_edges_ms,
-    collect_extras,
-    format_ms,
-)
-from beanpod.analytics.write import table_uri
+from beanpod.analytics.report_extras import PERCENTILES, ReportExtras, Row, bin_edges_ms, format_ms
+from beanpod.analytics.report_rows import ReportData
 
 MAX_QUEUES = 12
-MAX_WORKERS = 15
-#: The output tables the report draws from.
-DRAWN_TABLES = ("queue_daily", "throughput_hourly", "histograms", "failures", "workers")
 _BUCKET_RE = re.compile(r"^([smhd])(\d+)(\+?)$")
 _UNIT_RANK = {"s": 0, "m": 1, "h": 2, "d": 3}
-
-Row = dict[str, Any]
-
-
-@dataclass
-class ReportData:
-    """The small slices of the output tables the report draws (plain Python rows)."""
-
-    queue_daily: list[Row] = field(default_factory=list)
-    throughput_hourly: list[Row] = field(default_factory=list)
-    histograms: list[Row] = field(default_factory=list)
-    failures: list[Row] = field(default_factory=list)
-    workers: list[Row] = field(default_factory=list)
-    extras: ReportExtras = field(default_factory=ReportExtras)
 
 
 def bucket_sort_key(bucket: str) -> tuple[int, int, int]:
@@ -346,55 +319,3 @@ release, bury, timeout, complete, fail). Percentiles over the whole span (approx
 <section><h2>Workers</h2>{workers}</section>
 </body></html>
 """
-
-
-def collect(
-    spark: SparkSession,
-    out_uri: str,
-    tables: Mapping[str, DataFrame] | None = None,
-    enriched: DataFrame | None = None,
-) -> ReportData:
-    """Keep what the charts need from ``tables`` (else read the written tables back) and
-    the extra series from ``enriched`` (the per-event frame; without it, the tables')."""
-
-    def table(name: str) -> DataFrame:
-        if tables is not None and name in tables:
-            return tables[name]
-        return spark.read.parquet(table_uri(out_uri, name))
-
-    def rows(name: str) -> list[Row]:
-        return [r.asDict() for r in table(name).collect()]
-
-    workers = (
-        table("workers")
-        .groupBy("conn", "worker")
-        .agg(F.sum("busy_ms").alias("busy_ms"), F.sum("reserves").alias("reserves"))
-        .orderBy(F.desc("busy_ms"), "conn")
-        .limit(MAX_WORKERS)
-    )
-    return ReportData(
-        queue_daily=rows("queue_daily"),
-        throughput_hourly=rows("throughput_hourly"),
-        histograms=rows("histograms"),
-        failures=rows("failures"),
-        workers=[r.asDict() for r in workers.collect()],
-        extras=collect_extras(enriched) if enriched is not None else ReportExtras(),
-    )
-
-
-def write_text(spark: SparkSession, uri: str, text: str) -> None:
-    """Write a small text file to any Hadoop-compatible URI."""
-    jvm: Any = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(uri)
-    jsc: Any = spark.sparkContext._jsc
-    hadoop_conf = jsc.hadoopConfiguration()
-    stream = path.getFileSystem(hadoop_conf).create(path, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
-
-
-def report_uri(out_uri: str) -> str:
-    """``OUT/report.html``."""
-    return f"{out_uri.rstrip('/')}/report.html"

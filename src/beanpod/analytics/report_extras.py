@@ -6,6 +6,7 @@ run histograms fine enough for millisecond jobs (the tables keep qless's buckets
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,31 +66,38 @@ def _bin(ms: Any) -> Any:
     return F.when(ms < 1, F.lit(-1)).otherwise(scaled).cast("int")
 
 
-def collect_extras(enriched: DataFrame) -> ReportExtras:
-    """The report's extra series (driver-side rows: a few per queue and bucket)."""
+def collect_extras(enriched: DataFrame, pool: Executor) -> ReportExtras:
+    """The report's extra series (driver-side rows: a few per queue and bucket), their
+    Spark jobs run on ``pool`` (which must not be waiting for this call)."""
     span = enriched.agg(F.min("ts").alias("first"), F.max("ts").alias("last")).first()
     if span is None or span["first"] is None:
         return ReportExtras()
     extras = ReportExtras(span["first"], span["last"], bucket_width(span["last"] - span["first"]))
-    if extras.bucket_ms < BUCKET_WIDTHS_MS[-1]:  # hourly: the throughput_hourly table has it
-        extras.throughput = _throughput(enriched, extras.bucket_ms)
     durations = _durations(enriched)
     quantiles = F.percentile_approx("ms", list(PERCENTILES), ACCURACY).alias("q")
-    for row in durations.groupBy("queue", "kind").agg(quantiles).collect():
-        extras.percentiles[(row["queue"], row["kind"])] = [float(v) for v in row["q"]]
+    percentiles = pool.submit(rows_of, durations.groupBy("queue", "kind").agg(quantiles))
     fine = durations.groupBy("queue", "kind", _bin(F.col("ms")).alias("bin")).count()
-    extras.fine_histograms = [r.asDict() for r in fine.collect()]
+    fine_rows = pool.submit(rows_of, fine)
+    if extras.bucket_ms < BUCKET_WIDTHS_MS[-1]:  # hourly: the throughput_hourly table has it
+        extras.throughput = rows_of(_throughput(enriched, extras.bucket_ms))
+    for row in percentiles.result():
+        extras.percentiles[(row["queue"], row["kind"])] = [float(v) for v in row["q"]]
+    extras.fine_histograms = fine_rows.result()
     return extras
 
 
-def _throughput(enriched: DataFrame, width: int) -> list[Row]:
+def rows_of(frame: DataFrame) -> list[Row]:
+    """``frame``'s rows as plain dicts (collected: keep it small)."""
+    return [r.asDict() for r in frame.collect()]
+
+
+def _throughput(enriched: DataFrame, width: int) -> DataFrame:
     event = F.col("event")
-    counts = enriched.groupBy("queue", (F.floor(F.col("ts") / width) * width).alias("t")).agg(
+    return enriched.groupBy("queue", (F.floor(F.col("ts") / width) * width).alias("t")).agg(
         F.sum((event == "put").cast("long")).alias("put"),
         F.sum((event == "reserve").cast("long")).alias("reserves"),
         F.sum(F.col("is_done").cast("long")).alias("done"),
     )
-    return [r.asDict() for r in counts.collect()]
 
 
 def format_ms(ms: float | None) -> str:
