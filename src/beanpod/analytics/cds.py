@@ -37,10 +37,11 @@ ABANDONED_S = 3600
 
 @dataclass(frozen=True)
 class Archive:
-    """The JVM options of a run (``java_options``), and where a first run's JVM writes the
-    archive (``pending``) before it is published as ``path``."""
+    """The JVM options of a run (``java_options``) of ``java``, and where a first run's JVM
+    writes the archive (``pending``) before it is published as ``path``."""
 
     path: Path
+    java: Path
     java_options: str
     pending: Path | None = None
 
@@ -50,7 +51,7 @@ class Archive:
         if self.pending is None:
             return
         try:
-            if jvm_status == 0 and _maps(self.pending, classpath):
+            if jvm_status == 0 and _maps(self.java, self.pending, classpath):
                 os.replace(self.pending, self.path)
             else:
                 self.pending.unlink(missing_ok=True)
@@ -86,14 +87,14 @@ def prepare(jars: Path) -> Archive | None:
         _drop_unused(path.parent)
         if path.is_file():
             os.utime(path)  # in use: kept by _drop_unused
-            return Archive(path, f"-XX:SharedArchiveFile={path} {QUIET}")
+            return Archive(path, java, f"-XX:SharedArchiveFile={path} {QUIET}")
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp",
                                          delete=False) as probe:  # fmt: skip
             pending = Path(probe.name)  # writable; the JVM replaces it at exit
     except OSError:
         return None
-    return Archive(path, f"-XX:ArchiveClassesAtExit={pending} {QUIET}", pending)
+    return Archive(path, java, f"-XX:ArchiveClassesAtExit={pending} {QUIET}", pending)
 
 
 def _java() -> Path | None:
@@ -114,11 +115,10 @@ def _key(java: Path, jars: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _maps(archive: Path, classpath: str) -> bool:
-    """True when a JVM of ``classpath`` starts with ``archive`` mapped (``-Xshare:on``
+def _maps(java: Path, archive: Path, classpath: str) -> bool:
+    """True when ``java`` of ``classpath`` starts with ``archive`` mapped (``-Xshare:on``
     checks the JVM's build and the jars; a truncated archive crashes a JVM that maps it)."""
-    java = _java()
-    if java is None or not archive.is_file() or archive.stat().st_size == 0:
+    if not archive.is_file() or archive.stat().st_size == 0:
         return False
     with tempfile.TemporaryDirectory(prefix="beanpod-cds-") as scratch:
         command = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +105,8 @@ def test_an_archive_no_jvm_can_map_is_never_published(tmp_path: Path) -> None:
     """Only an archive a JVM maps (-Xshare:on, the same class path) gets the final name."""
     pending = tmp_path / "spark-x.jsa.1.tmp"
     pending.write_bytes(b"\x00" * 4096)
-    archive = cds.Archive(tmp_path / "spark-x.jsa", "", pending)
+    java = Path(shutil.which("java") or "java").resolve()
+    archive = cds.Archive(tmp_path / "spark-x.jsa", java, "", pending)
     archive.publish(0, classpath=str(tmp_path))
     assert list(tmp_path.iterdir()) == []
 
