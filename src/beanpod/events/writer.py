@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, NamedTuple
 
 from beanpod.events.schema import EVENT_NAMES, SCHEMA_VERSION
 
@@ -46,19 +46,31 @@ def file_name(first_ts: int, seq: int) -> str:
     return f"events-{first_ts:013d}-{seq:06d}.jsonl"
 
 
-def log_files(directory: Path) -> list[Path]:
+class LogFile(NamedTuple):
+    """One file of the log: its sequence number, its name's timestamp, its path."""
+
+    seq: int
+    name_ts: int
+    path: Path
+
+
+def log_entries(directory: Path) -> list[LogFile]:
     """The log's files under `directory` (``date=*/events-*.jsonl``) in write order (their
     sequence numbers); the one walk of the log's files, for the writer and its readers."""
     if not directory.is_dir():
         return []
-    found = [
-        (int(match.group(2)), path)
+    return sorted(
+        LogFile(int(match.group(2)), int(match.group(1)), path)
         for day in directory.iterdir()
         if DAY_DIR_RE.match(day.name) and day.is_dir()
         for path in day.iterdir()
         if (match := FILE_RE.match(path.name))
-    ]
-    return [path for _, path in sorted(found)]
+    )
+
+
+def log_files(directory: Path) -> list[Path]:
+    """The paths of :func:`log_entries`, in write order."""
+    return [entry.path for entry in log_entries(directory)]
 
 
 def _json_value(value: object) -> str:
@@ -141,13 +153,10 @@ class EventWriter:
 
     def _scan_existing(self) -> tuple[int, int]:
         """Next sequence number and the highest name timestamp already on disk."""
-        seq, last_ts = 0, 0
-        for path in log_files(self.directory):
-            match = FILE_RE.match(path.name)
-            assert match is not None  # log_files lists only such names
-            last_ts = max(last_ts, int(match.group(1)))
-            seq = int(match.group(2)) + 1  # in sequence order: the last is the highest
-        return seq, last_ts
+        entries = log_entries(self.directory)
+        if not entries:
+            return 0, 0
+        return entries[-1].seq + 1, max(entry.name_ts for entry in entries)
 
     # -- buffering (no I/O) -------------------------------------------------------------
 
