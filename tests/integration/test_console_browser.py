@@ -95,6 +95,8 @@ def test_a_recurring_template_shows_its_schedule(http: HttpServer, browser: Any)
         facts = wait_for(browser, "dl.kv", "recurring template").text
         assert "every\n1m 30s" in facts and "retries\n2 for each job it spawns" in facts
         assert "spawned\n0 jobs so far" in facts and "queue\nticks" in facts
+        badges = browser.find_elements(By.CSS_SELECTOR, "main h1 .state")
+        assert [b.text for b in badges] == ["qless recurring template"]
         assert "undefined" not in browser.find_element(By.TAG_NAME, "main").text
         shot(browser, "qless-recurring")
         assert severe(browser) == []

@@ -136,7 +136,9 @@ async function jobPage(id) {
   const q = j.qless && j.qless.jid ? j.qless : null, w = j.workq, recur = q && q.state === "recur";
   const shown = b.encoding === "base64" ? Math.floor(b.data.length * 3 / 4) : b.data.length;
   show(
-    h("h1", {}, `Job #${j.id} `, stateBadge(j.state), q ? h("span", { class: "state other" }, `qless ${q.state}`) : null,
+    // A recurring template is not a job anyone reserves: one badge, not its parking state.
+    h("h1", {}, `Job #${j.id} `, recur ? null : stateBadge(j.state),
+      q ? h("span", { class: "state other" }, recur ? "qless recurring template" : `qless ${q.state}`) : null,
       " in tube ", h("a", { href: `#/tube/${enc(j.tube)}` }, j.tube)),
     h("div", { class: "toolbar" }, jobActions(j, q)),
     h("div", { class: "grid2" },
