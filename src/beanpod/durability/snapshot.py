@@ -71,8 +71,9 @@ def encode(
 
 def encode_folded(restorer: Restorer) -> list[bytes]:
     """The payload for what `restorer` folded, before `finish` places it (a checkpoint
-    built from the log): each job in the state its latest record names, in fold order
-    (the order `finish` places them in), with its extension's logged bytes."""
+    built from the log): each job in the state its latest record names, in the order
+    `finish` places them in (`Restorer.in_order`: by id, buried ones last in bury
+    order), with its extension's logged bytes."""
     engine = restorer.engine
     engine.ids_above(restorer.next_id - 1)
     pauses = [
