@@ -16,6 +16,7 @@ from typing import Any
 
 from beanpod.core.conn import Conn
 from beanpod.core.job import Job, MoveCheck
+from beanpod.core.job_index import JobIndex
 from beanpod.core.journal import EventSink, Journal
 from beanpod.core.memory import MemoryMeter
 from beanpod.core.stats import Counters
@@ -30,7 +31,7 @@ class Ledger:
     def __init__(self, check: MoveCheck | None = None) -> None:
         # The state table's check of every move (tests, `serve --check-moves`); None: off.
         self.check = check
-        self.jobs: dict[int, Job] = {}
+        self.jobs = JobIndex()  # every job by id (a dict would cost ~65 bytes more a job)
         self.tubes: dict[str, Tube] = {}
         self.tube_list: list[Tube] = []  # list-tubes order (beanstalkd's swap-remove array)
         # The client connections by id (connect to disconnect; the console's Busy view).

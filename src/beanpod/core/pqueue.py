@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
+    from beanpod.core.job_index import JobIndex
 
 ID_BITS: Final = 64
 ID_MASK: Final = (1 << ID_BITS) - 1
@@ -62,7 +63,7 @@ def delayed_key(due: int, job_id: int) -> int:
 class LazyHeap:
     __slots__ = ("_heap", "_items", "_live", "_run")
 
-    def __init__(self, items: dict[int, Job]) -> None:
+    def __init__(self, items: JobIndex) -> None:
         self._run: deque[int] = deque()  # keys in non-decreasing order
         self._heap: list[int] = []  # keys that arrived out of order
         self._items = items  # id -> item, to find an item from its key (compiled: a native get)
@@ -225,7 +226,7 @@ class LazyHeap:
         return [item for _, item in sorted(self.live_items(), key=_by_key)]
 
 
-def _is_live(items: dict[int, Job], key: int) -> bool:
+def _is_live(items: JobIndex, key: int) -> bool:
     item = items.get(key & ID_MASK)
     return item is not None and item.entry is key
 

@@ -10,6 +10,7 @@ from beanpod.core.timings import Tally
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
+    from beanpod.core.job_index import JobIndex
     from beanpod.core.waiters import Waiter
 
 MAX_TUBE_NAME = 200
@@ -46,7 +47,7 @@ class Tube:
         "watching",
     )
 
-    def __init__(self, name: str, index: int, jobs: dict[int, Job]) -> None:
+    def __init__(self, name: str, index: int, jobs: JobIndex) -> None:
         self.name = name
         self.name_bytes = name.encode("ascii")
         self.index = index  # position in the engine's tube list (list-tubes order)

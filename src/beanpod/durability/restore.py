@@ -19,6 +19,7 @@ from typing import TypeAlias
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import (
+    BURIED,
     EXT_DECODERS,
     READY,
     Job,
@@ -49,6 +50,7 @@ from beanpod.durability.records import (
 _STATES = tuple(JobState)
 _STATE_OF, _TUBE_OF, _TUBE_INDEX = attrgetter("state"), attrgetter("tube"), attrgetter("tube.index")
 _STATE_COUNT = len(_STATES)
+_BURIED = int(BURIED)  # the state as a put record codes it
 MAX_SHARED = 4096  # distinct pri/delay/ttr values shared before the table starts over
 _unpack_put = PUT_FIXED.unpack_from
 _PUT_SIZE = PUT_FIXED.size
@@ -106,7 +108,10 @@ class Restorer:
     def __init__(self, engine: Engine, record_overhead: int = 0) -> None:
         """`record_overhead`: the bytes framing adds to a payload (`pins` sizes)."""
         self.engine = engine
-        self.jobs = engine.jobs  # folded jobs, in order of their latest record
+        self.jobs = engine.jobs  # folded jobs, by id
+        # The folded jobs whose latest record names them buried, in that order (the
+        # order they are placed in: bury order). Keyed by the job: no int per job.
+        self.buried: dict[Job, None] = {}
         self.tubes: dict[str, Tube] = {}
         self.tubes_by_bytes: dict[bytes, Tube] = {}  # the same, by encoded name
         self.ext: dict[int, tuple[int, bytes]] = {}  # job id -> latest extension bytes
@@ -180,6 +185,8 @@ class Restorer:
                 if gone is not None:
                     self._forget(gone)
                 jobs[jid] = job
+                if state == _BURIED:
+                    self.buried[job] = None
                 here[job] = len(p) - ext_len + head
                 if ext_kind:
                     ext[jid] = (ext_kind, p[name_end:body_at])
@@ -229,6 +236,8 @@ class Restorer:
                            rec.deadline, file, key, _pack(rec.counters))  # fmt: skip
         self._forget(jobs.pop(jid, None))  # a migrated copy: it moves to the end
         jobs[jid] = job
+        if state is BURIED:
+            self.buried[job] = None
         size = self.put_overhead + len(tube.name_bytes) + len(rec.body)
         self.pins.setdefault(file, {})[job] = size
         if rec.ext_kind:
@@ -242,6 +251,8 @@ class Restorer:
         """Unpin a job deleted or replaced (an update keeps its full record's segment)."""
         if job is None:
             return
+        if self.buried:
+            self.buried.pop(job, None)
         held = self.pins.get(job.file)
         if held is None or held.pop(job, None) is None:
             self.unpinned.append(job)  # a snapshot's job: the ledger takes it out of its run
@@ -256,11 +267,15 @@ class Restorer:
             self.runs.append((segment, jobs, whole))
 
     def _update(self, rec: UpdateRecord) -> None:
-        job = self.jobs.pop(rec.id, None)
+        job = self.jobs.get(rec.id)
         if job is None:
             return  # an update whose job's segment was already dropped
-        self.jobs[rec.id] = job  # re-insert: buried jobs keep their bury order
         state = _state(rec.state)
+        buried = self.buried
+        if buried:
+            buried.pop(job, None)
+        if state is BURIED:
+            buried[job] = None  # last: buried jobs keep their bury order
         entry = ready_key(rec.pri, rec.id) if state is READY else None  # see finish
         fold_logged_update(job, rec.pri, rec.delay, rec.ttr, rec.deadline, state, entry,
                            _pack(rec.counters))  # fmt: skip
@@ -268,6 +283,17 @@ class Restorer:
             self.ext[rec.id] = (rec.ext_kind, rec.ext)
         else:
             self.ext.pop(rec.id, None)
+
+    def note_buried(self, jobs: list[Job]) -> None:
+        """Jobs a snapshot made, in its order: the buried ones join the bury order."""
+        self.buried.update(dict.fromkeys(compress(jobs, map(is_, map(_STATE_OF, jobs),
+                                                             repeat(BURIED)))))  # fmt: skip
+
+    def in_order(self) -> list[Job]:
+        """Every folded job: by id, then the buried ones in bury order (`buried`)."""
+        jobs = [job for job in self.jobs.values() if job.state is not BURIED]
+        jobs += self.buried
+        return jobs
 
     def finish(self, now: int) -> Restored:
         """Place every folded job in its queue and restore pauses; the engine serves next."""
@@ -279,7 +305,7 @@ class Restorer:
             tube, jobs, keys = self.in_one_tube
             _place_ready(engine, tube, jobs, now, keys)
         else:
-            _place_all(engine, list(self.jobs.values()), now, len(self.tubes) == 1)
+            _place_all(engine, self.in_order(), now, len(self.tubes) == 1)
         for tube in self.tubes.values():
             engine.drop_if_unused(tube)  # every job of it was deleted: it does not exist
         engine.ids_above(self.next_id - 1)

@@ -34,6 +34,7 @@ from typing import Any, Protocol, TypeAlias, TypeVar, cast
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import BURIED, READY, Job, JobState, fold_logged_counters, restored_job
+from beanpod.core.job_index import JobIndex
 from beanpod.core.pqueue import ready_keys
 from beanpod.core.tube import Tube
 from beanpod.durability.records import PauseRecord, RecordError
@@ -70,15 +71,16 @@ def encode(
 
 def encode_folded(restorer: Restorer) -> list[bytes]:
     """The payload for what `restorer` folded, before `finish` places it (a checkpoint
-    built from the log): each job in the state its latest record names, in fold order
-    (the order `finish` places them in), with its extension's logged bytes."""
+    built from the log): each job in the state its latest record names, in the order
+    `finish` places them in (`Restorer.in_order`: by id, buried ones last in bury
+    order), with its extension's logged bytes."""
     engine = restorer.engine
     engine.ids_above(restorer.next_id - 1)
     pauses = [
         (name, file, rec.pause_ms, rec.pause_until) for name, (file, rec) in restorer.pauses.items()
     ]
     encoder = Encoder(engine, pauses, restorer.states)
-    encoder.add(list(restorer.jobs.values()), restorer.ext)
+    encoder.add(restorer.in_order(), restorer.ext)
     return encoder.payload()
 
 
@@ -259,6 +261,8 @@ def load(restorer: Restorer, data: bytes | Payload, start: int) -> Iterator[int]
         jobs += made
         if columns.one_ready_tube:  # then every key is an int
             keys += cast("list[int]", made_keys)
+        else:
+            restorer.note_buried(made)
         yield len(jobs)
     for at, r, t, rel, b, k in counted:
         fold_logged_counters(jobs[at], r | t << 32 | rel << 64 | b << 96 | k << 128)
@@ -320,7 +324,7 @@ class _Columns:
             isinstance(self.tube, repeat) and isinstance(states, repeat) and next(states) is READY
         )
 
-    def jobs(self, start: int, end: int, into: dict[int, Job]) -> tuple[list[Job], Keys]:
+    def jobs(self, start: int, end: int, into: JobIndex) -> tuple[list[Job], Keys]:
         """Jobs `start` to `end` made (`restored_job`) and added to `into` by id, with
         their ready keys."""
         ids, pri = self.ids[start:end], _part(self.pri, start, end)

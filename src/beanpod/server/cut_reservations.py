@@ -40,7 +40,7 @@ def close_cut_reservations(engine: Engine, events: EventWriter, now: int) -> int
     events.flush()  # the restore's timeouts, so the scan sees them
     window = max(map(_TTR, jobs.values())) + MARGIN_MS
     closed = 0
-    for jid in open_reservations(events.directory, jobs.keys(), window):
+    for jid in open_reservations(events.directory, jobs, window):
         job = jobs[jid]
         if job.state is READY or job.state is DELAYED:
             events.emit(now, TIMEOUT, jid, job.tube.name, None)

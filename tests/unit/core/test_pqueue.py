@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from beanpod.core.job import Job
+from beanpod.core.job_index import JobIndex
 from beanpod.core.pqueue import LazyHeap, delayed_key, ready_key, ready_keys
 from beanpod.core.tube import Tube
 
-TUBE = Tube("default", 0, {})
+TUBE = Tube("default", 0, JobIndex())
 
 
 def _job(job_id: int, pri: int = 0) -> Job:
@@ -35,7 +36,7 @@ OPS = st.lists(
 @settings(max_examples=300)
 @given(OPS)
 def test_matches_a_sorted_model(ops: list[tuple[str, int, int]]) -> None:
-    items: dict[int, Job] = {}
+    items = JobIndex()
     queue = LazyHeap(items)
     model: dict[int, int] = {}  # id -> key of the items queued
     next_id = 1
@@ -92,7 +93,7 @@ def _check_pages(queue: LazyHeap, model: dict[int, int], size: int) -> None:
 
 
 def test_keys_in_order_never_enter_the_heap() -> None:
-    items: dict[int, Job] = {}
+    items = JobIndex()
     queue = LazyHeap(items)
     for job_id in range(1, 1001):
         items[job_id] = _job(job_id)
@@ -103,7 +104,7 @@ def test_keys_in_order_never_enter_the_heap() -> None:
 
 
 def test_dead_keys_are_dropped_when_they_outnumber_the_live() -> None:
-    items: dict[int, Job] = {}
+    items = JobIndex()
     queue = LazyHeap(items)
     for job_id in range(1, 5001):
         items[job_id] = _job(job_id)
@@ -125,7 +126,7 @@ def test_ready_keys_are_ready_key_of_each_pair(pris: list[int], one: int) -> Non
 def test_extend_places_items_that_hold_their_keys(before: list[int], bulk: list[int]) -> None:
     """A bulk extend after pushes (its keys may fall below the run's last: the heap)
     pops in the same order as pushing each item would."""
-    items: dict[int, Job] = {}
+    items = JobIndex()
     queue = LazyHeap(items)
     for job_id, pri in enumerate(before, 1):
         items[job_id] = _job(job_id)

@@ -187,3 +187,26 @@ def test_named_states_latest_wins_and_empty_removes() -> None:
     ]
     restored = restore(Engine(MoveCheck()), log, T0)  # type: ignore[arg-type]
     assert restored.states == {"a": (2, b"3")}
+
+
+def test_buried_jobs_come_back_in_bury_order_not_id_order() -> None:
+    """The index holds jobs by id; the bury order is each buried job's latest record
+    (a kicked and re-buried job goes last, a deleted one leaves it)."""
+    engine = Engine(MoveCheck())
+    log = record_all(engine)
+    conn = engine.connect()
+    t, u = engine.tube("t"), engine.tube("u")
+    jobs = [engine.put(None, t, 0, 0, 5000, b"%d" % i, T0) for i in range(5)]
+    other = engine.put(None, u, 0, 0, 5000, b"u", T0)
+    for job in (jobs[4], jobs[2], jobs[0], other, jobs[3], jobs[1]):
+        engine.reserve_job(conn, job.id, T0)
+        engine.bury(conn, job.id, 0, T0)
+    assert engine.kick_job(None, jobs[2].id, T0)
+    engine.reserve_job(conn, jobs[2].id, T0)
+    engine.bury(conn, jobs[2].id, 0, T0)
+    engine.delete(None, jobs[0].id, T0)
+    want = [jobs[4].id, jobs[3].id, jobs[1].id, jobs[2].id]
+    assert list(t.buried) == want
+    back = replay(log, T0 + 1000)
+    assert list(back.tubes["t"].buried) == want and list(back.tubes["u"].buried) == [other.id]
+    assert list(back.jobs) == sorted(j.id for j in (*jobs[1:], other))
