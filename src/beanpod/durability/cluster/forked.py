@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import select
 import signal
@@ -116,8 +117,12 @@ def _child(encode: Callable[[], list[bytes]], directory: Path, seq_fd: int,
 
 
 def _detach(*keep: int) -> None:
-    """Signals back to their defaults (the parent's handlers write to its loop), every
-    inherited descriptor but the two pipes closed, and the lowest CPU priority."""
+    """No garbage collection (its passes would write to every object's header, copying
+    the parent's pages, and could finalize an inherited socket onto a descriptor number
+    reused for the file), signals back to their defaults (the parent's handlers write to
+    its loop), every inherited descriptor but the two pipes closed, and the lowest CPU
+    priority."""
+    gc.disable()
     signal.set_wakeup_fd(-1)
     for signum in signal.valid_signals():
         with contextlib.suppress(OSError, ValueError, TypeError):
