@@ -17,6 +17,7 @@ CONFIG = Path(__file__).parents[1] / "deploy" / "haproxy-cluster.cfg"
 
 class Proxy:
     def __init__(self, nodes: Nodes, log: Path) -> None:
+        self.nodes = nodes
         self.address = ("127.0.0.1", free_port("127.0.0.1"))
         env = {**os.environ, "BEANPOD_PROXY": f"{self.address[0]}:{self.address[1]}"}
         for index, node in enumerate(nodes.nodes, 1):
@@ -27,10 +28,12 @@ class Proxy:
                                             stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
 
     def wait_serving(self, seconds: float = 30) -> None:
-        """Until a connection through it stays open: HAProxy accepts before its first check
-        marks the leader up, then closes what it cannot send anywhere."""
-        deadline = time.monotonic() + seconds
-        while not self._passes():
+        """Until connections through it reach the leader only: HAProxy starts with every
+        node up, sending connections round robin, until its checks mark the followers
+        down (and a follower closes a connection that asks anything but `stats`)."""
+        deadline, passed = time.monotonic() + seconds, 0
+        while passed < 2 * len(self.nodes.nodes):
+            passed = passed + 1 if self._passes() else 0
             assert self.process.poll() is None, "haproxy exited"
             assert time.monotonic() < deadline, f"nothing served through {self.address}"
             time.sleep(0.05)
