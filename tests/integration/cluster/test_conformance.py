@@ -88,5 +88,11 @@ def timed_results(pairs: Pairs) -> Iterator[Results]:
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("session", SHARED_TIMED, ids=[s.id for s in SHARED_TIMED])
-def test_timed_session(session: Session, timed_results: Results) -> None:
-    report_difference(session, *timed_results[session.id].result(timeout=60))
+def test_timed_session(session: Session, timed_results: Results, pairs: Pairs) -> None:
+    """A timed session that differs is run once more, alone: its TTR and timeout windows
+    are a second or two, and a reply held for the etcd commit on a loaded machine (tens of
+    ms) can land across one of their edges; a real difference shows again."""
+    ref, cand = timed_results[session.id].result(timeout=60)
+    if ref != cand:
+        ref, cand = pairs(None).run(session)
+    report_difference(session, ref, cand)
