@@ -1,9 +1,10 @@
 """When a cluster's node writes a checkpoint, and telling the others: every `every`
 batches past its last one, a checkpoint of the state as it is then (the log up to a
 known seq) is encoded and written to -b DIR by a forked child (forked.py), then
-published as `/beanpod/<cluster>/ckpt/<node>` = {"seq", "http"}: the leader trims the log below the
-seq two nodes hold (trim.py), and a node behind that point fetches a checkpoint from a
-peer whose seq covers it, at the HTTP address published here (peers.py).
+published as `/beanpod/<cluster>/ckpt/<node>` = {"seq", "http"}: the leader trims the
+log below the seq two nodes hold (trim.py), and a node behind that point fetches a
+checkpoint from a peer whose seq covers it, at the HTTP address published here
+(peers.py).
 """
 
 from __future__ import annotations
