@@ -47,15 +47,18 @@ class Keeper:
         """Write what `encode` makes of the state as it is now, the log up to `seq` (a
         leader's is known once the batch ending there has committed): encoded and
         written by a forked child (forked.py), the loop pays for the fork only."""
+        started = time.perf_counter()
         try:
             child = forked.fork(encode, self.directory)
         except OSError as exc:  # (no memory or processes left for a fork)
             self.tried = seq if isinstance(seq, int) else max(self.last, self.tried) + self.every
             log.warning("cluster: checkpoint not started (%s); the old one stays", exc)
             return
-        self.running = asyncio.get_running_loop().create_task(self._write(child, seq))
+        forking = time.perf_counter() - started  # what the loop paid
+        self.running = asyncio.get_running_loop().create_task(self._write(child, seq, forking))
 
-    async def _write(self, child: forked.Forked, covers: int | asyncio.Future[int]) -> None:
+    async def _write(self, child: forked.Forked, covers: int | asyncio.Future[int],
+                     forking: float) -> None:  # fmt: skip
         started, seq = time.monotonic(), -1
         try:
             try:
@@ -72,8 +75,9 @@ class Keeper:
         if not size:
             return
         self.last = seq
-        log.info("cluster: checkpoint of log/%d written: %.1f MB in %.2f s", seq, size / 1e6,
-                 time.monotonic() - started)  # fmt: skip
+        log.info("cluster: checkpoint of log/%d written: %.1f MB in %.2f s (the fork took "
+                 "%.1f ms)", seq, size / 1e6, time.monotonic() - started,
+                 forking * 1000)  # fmt: skip
         await self.publish()
 
     async def publish(self) -> None:
