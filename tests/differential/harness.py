@@ -289,7 +289,9 @@ def normalise_ids(reply: bytes, job_ids: list[bytes]) -> bytes:
     return reply
 
 
-def normalise_stats(reply: bytes) -> bytes:
+def normalise_stats(
+    reply: bytes, keys: frozenset[bytes] = NORMALISED_STATS_KEYS, mark: bytes = b"<normalised>"
+) -> bytes:
     """Blank the values of the server-specific ``stats`` keys, recompute ``OK <n>``."""
     body = _split_ok(reply)
     if body is None or b"\npid: " not in body:
@@ -297,8 +299,8 @@ def normalise_stats(reply: bytes) -> bytes:
     lines = body.split(b"\n")
     for i, line in enumerate(lines):
         key, sep, _ = line.partition(b": ")
-        if sep and key in NORMALISED_STATS_KEYS:
-            lines[i] = key + b": <normalised>"
+        if sep and key in keys:
+            lines[i] = key + b": " + mark
     return _rebuild_ok(b"\n".join(lines))
 
 

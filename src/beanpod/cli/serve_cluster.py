@@ -18,9 +18,6 @@ REFUSED = {
     "checkpoint_floor": "the log is kept in etcd (a node checkpoints every --checkpoint-batches)",
     "segment_size": "the log is kept in etcd",
     "clock": "a cluster runs on the real clock",
-    # their sessions are made without asking whether this node leads (server/edge)
-    "tls_listen": "a follower's TLS listeners are not served read-only yet",
-    "tls_workq_listen": "a follower's TLS listeners are not served read-only yet",
 }
 
 

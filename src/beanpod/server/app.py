@@ -233,7 +233,7 @@ class App:
         self.edge.start(lambda: [*self.sessions, *self.workq_sessions, *self.redis_sessions])
         roles = ("beanstalkd", "Workq", "Redis") + (() if self.http else ("HTTP",))
         sockets = {"HTTP": None, **ports.take(*roles)}  # together: see above
-        server = await ports.serve("beanstalkd", self._beanstalkd_session, sockets["beanstalkd"])
+        server = await ports.serve("beanstalkd", self.beanstalkd_session, sockets["beanstalkd"])
         assert server is not None  # never a default port that gives way
         self.servers.append(server)
         addresses = _addresses(server)
@@ -267,7 +267,7 @@ class App:
         self.servers.append(server)
         self.redis_addresses = _addresses(server)
 
-    def _beanstalkd_session(self) -> asyncio.Protocol:
+    def beanstalkd_session(self) -> asyncio.Protocol:
         """A connection's session: a cluster's follower serves `stats` only."""
         if self.cluster is not None and not self.cluster.leading:
             from beanpod.server.cluster import FollowerSession

@@ -66,7 +66,16 @@ class BatchSession(asyncio.Protocol):
     def eof_received(self) -> bool | None:
         """The client half-closed: what is answered so far still goes out."""
         self._send_early()
-        return False
+        return self._close_after_held()
+
+    def _close_after_held(self) -> bool:
+        """At EOF: close now (False: asyncio closes the transport), or, with replies still
+        held for the log, once they are sent (True keeps it open until then)."""
+        commits = self.commits
+        if commits is None or not self.held:
+            return False
+        commits.hold(self, b"", True)
+        return True
 
     def _send_early(self) -> None:
         if self.early is not None and self.transport is not None and not self.closed:

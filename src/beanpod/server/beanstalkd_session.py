@@ -54,7 +54,8 @@ class BeanstalkdSession(BatchSession, Context):
         note_peer(self.app.events, self.conn.id, transport)
 
     def eof_received(self) -> bool:
-        """A half-closed client gets TIMED_OUT for a waiting reserve, then we close."""
+        """A half-closed client gets TIMED_OUT for a waiting reserve, then we close (after
+        the replies held for the log: a cluster holds every one, `-f 0` those of a put)."""
         self.eof = True
         if self.parked:
             self.app.engine.cancel_wait(self.conn)
@@ -63,7 +64,7 @@ class BeanstalkdSession(BatchSession, Context):
         if self.early is not None or self.parser.buffered:
             self.now = self.app.clock.now()
             self._run()  # answers what is buffered (a reserve now times out), then we close
-        return False
+        return self._close_after_held()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.lost:

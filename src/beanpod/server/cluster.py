@@ -57,13 +57,19 @@ class FollowerSession(asyncio.Protocol):
         self.now = 0
         self.buffer = b""
         self.transport: asyncio.Transport | None = None
+        self.admitted = False  # counted in by a TLS listener's accept (server/edge/tls.py)
+        self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)
         self.role.followers.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
         self.role.followers.discard(self)
+        if self.admitted:
+            self.admitted = False
+            self.role.app.edge.left()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -96,7 +102,9 @@ class ClusterRole:
         self.followers: set[FollowerSession | FollowerDoor] = set()  # closed on winning
 
     def follower_workq(self) -> FollowerWorkq:
-        return FollowerWorkq(self.followers, self.leader_seen)
+        door = FollowerWorkq(self.followers, self.leader_seen)
+        door.left = self.app.edge.left
+        return door
 
     def leader_seen(self) -> dict[str, str] | None:
         return self.node.leader

@@ -37,13 +37,22 @@ class FollowerDoor(asyncio.Protocol):
         self.leader = leader
         self.parser = parser
         self.transport: asyncio.Transport | None = None
+        # a TLS listener's accept counts the connection in (server/edge/tls.py): `left`
+        # counts it out when it closes
+        self.admitted = False
+        self.lost = False
+        self.left: Callable[[], None] = _nothing
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)
         self.registry.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
         self.registry.discard(self)
+        if self.admitted:
+            self.admitted = False
+            self.left()
 
     def data_received(self, data: bytes) -> None:
         self.parser.feed(data)
@@ -70,3 +79,7 @@ class FollowerWorkq(FollowerDoor):
             return request.reply, request.close
         text = f"{workq_wire.NOT_LEADER} ({leader_words(self.leader())})"
         return workq_wire.server_error(text), False
+
+
+def _nothing() -> None:
+    pass

@@ -27,7 +27,6 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
         (["-f", "0"], "--fsync-ms cannot be used with --cluster"),
         (["-p", "0"], "--cluster needs -l HOST -p PORT"),
         (["--clock", "manual"], "--clock cannot be used with --cluster"),
-        (["--tls-listen", "127.0.0.11:11443"], "--tls-listen cannot be used with --cluster"),
     ],
 )
 def test_options_that_cannot_apply_are_refused(args: list[str], says: str) -> None:

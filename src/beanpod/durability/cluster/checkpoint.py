@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 from beanpod.durability import snapshot as snapshot_payload
@@ -82,9 +82,11 @@ def load(snap: snapshot_file.Snapshot, restorer: Restorer) -> Generator[int, Non
     return seq
 
 
-def write(directory: Path, seq: int, payload: list[bytes]) -> int:
-    """Write the checkpoint covering the log up to `seq` durably; return its size."""
-    return snapshot_file.write(directory, {COVERED: seq}, payload)
+def write(directory: Path, seq: int, payload: list[bytes],
+          keep_going: Callable[[], bool] = lambda: True) -> int:  # fmt: skip
+    """Write the checkpoint covering the log up to `seq` durably; return its size (0:
+    `keep_going` said no once it was synced, and the old one stays)."""
+    return snapshot_file.write(directory, {COVERED: seq}, payload, keep_going)
 
 
 def accept(data: bytes | mmap.mmap, at_least: int) -> snapshot_file.Snapshot:

@@ -1,9 +1,10 @@
 """When a cluster's node writes a checkpoint, and telling the others: every `every`
-batches past its last one, a checkpoint is encoded (on the loop, at once, from a state
-that is the log up to a known seq), written to -b DIR off the loop, then published as
-`/beanpod/<cluster>/ckpt/<node>` = {"seq", "http"}: the leader trims the log below the
-seq two nodes hold (trim.py), and a node behind that point fetches a checkpoint from a
-peer whose seq covers it, at the HTTP address published here (peers.py).
+batches past its last one, a checkpoint of the state as it is then (the log up to a
+known seq) is encoded and written to -b DIR by a forked child (forked.py), then
+published as `/beanpod/<cluster>/ckpt/<node>` = {"seq", "http"}: the leader trims the
+log below the seq two nodes hold (trim.py), and a node behind that point fetches a
+checkpoint from a peer whose seq covers it, at the HTTP address published here
+(peers.py).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from beanpod.durability.cluster import checkpoint
+from beanpod.durability.cluster import forked
 from beanpod.durability.cluster.etcd import Etcd, EtcdError
 
 log = logging.getLogger("beanpod.cluster")
@@ -41,25 +43,41 @@ class Keeper:
     def due(self, seq: int) -> bool:
         return self.running is None and seq - max(self.last, self.tried) >= self.every
 
-    def start(self, payload: list[bytes], seq: int | asyncio.Future[int]) -> None:
-        """Write `payload` (encoded now, from a state that is the log up to `seq`; a
-        leader's seq is known once the batch ending there has committed)."""
-        self.running = asyncio.get_running_loop().create_task(self._write(payload, seq))
+    def start(self, encode: Callable[[], list[bytes]], seq: int | asyncio.Future[int]) -> None:
+        """Write what `encode` makes of the state as it is now, the log up to `seq` (a
+        leader's is known once the batch ending there has committed): encoded and
+        written by a forked child (forked.py), the loop pays for the fork only."""
+        started = time.perf_counter()
+        try:
+            child = forked.fork(encode, self.directory)
+        except OSError as exc:  # (no memory or processes left for a fork)
+            self.tried = seq if isinstance(seq, int) else max(self.last, self.tried) + self.every
+            log.warning("cluster: checkpoint not started (%s); the old one stays", exc)
+            return
+        forking = time.perf_counter() - started  # what the loop paid
+        self.running = asyncio.get_running_loop().create_task(self._write(child, seq, forking))
 
-    async def _write(self, payload: list[bytes], covers: int | asyncio.Future[int]) -> None:
+    async def _write(self, child: forked.Forked, covers: int | asyncio.Future[int],
+                     forking: float) -> None:  # fmt: skip
         started, seq = time.monotonic(), -1
         try:
-            seq = covers if isinstance(covers, int) else await covers
-            size = await asyncio.to_thread(checkpoint.write, self.directory, seq, payload)
+            try:
+                seq = covers if isinstance(covers, int) else await covers
+                child.covers(seq)
+            finally:
+                size = await child.result()  # (abandoned when no seq came: 0)
         except (OSError, EtcdError) as exc:  # (EtcdError: the leader's journal failed)
             self.tried = seq  # the next try comes `every` batches later
             log.warning("cluster: checkpoint not written (%s); the old one stays", exc)
             return
         finally:
             self.running = None
+        if not size:
+            return
         self.last = seq
-        log.info("cluster: checkpoint of log/%d written: %.1f MB in %.2f s", seq, size / 1e6,
-                 time.monotonic() - started)  # fmt: skip
+        log.info("cluster: checkpoint of log/%d written: %.1f MB in %.2f s (the fork took "
+                 "%.1f ms)", seq, size / 1e6, time.monotonic() - started,
+                 forking * 1000)  # fmt: skip
         await self.publish()
 
     async def publish(self) -> None:

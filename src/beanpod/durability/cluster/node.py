@@ -182,7 +182,8 @@ class ClusterNode:
     def _checkpoint_fold(self) -> None:
         """A follower's checkpoint: its fold as it is, the log up to `position`."""
         if self.keeper is not None and self.keeper.due(self.position) and not self.leading:
-            self.keeper.start(snapshot_payload.encode_folded(self.restorer), self.position)
+            restorer = self.restorer
+            self.keeper.start(lambda: snapshot_payload.encode_folded(restorer), self.position)
 
     def _checkpoint_engine(self, seq: int) -> None:
         """A leader's checkpoint (after log/`seq` committed): its engine as it is, which
@@ -193,8 +194,8 @@ class ClusterNode:
         engine = self.engine
         pauses = {tube.name: 0 for tube in engine.tube_list if tube.pause_until}
         states = {key: (0, value) for key, value in journal.state_values.items()}
-        payload = snapshot_payload.encode(engine, pauses, states)
-        self.keeper.start(payload, journal.boundary())
+        self.keeper.start(lambda: snapshot_payload.encode(engine, pauses, states),
+                          journal.boundary())  # fmt: skip
 
     # ---- following -----------------------------------------------------------------------
 

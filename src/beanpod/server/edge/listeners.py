@@ -21,25 +21,18 @@ if TYPE_CHECKING:
 
 async def open_tls_listeners(app: App) -> list[str]:
     """--tls-listen (beanstalkd) and --tls-workq-listen: their addresses, beanstalkd
-    first. Each accepts for itself (server/edge/tls.py)."""
-    from beanpod.server.beanstalkd_session import BeanstalkdSession
-    from beanpod.server.workq_session import WorkqSession
-
+    first. Each accepts for itself (server/edge/tls.py); its sessions are the plain
+    listeners' (a cluster's follower serves them read-only, as there)."""
     tls, settings = app.edge.tls, app.config.edge.tls
     if tls is None or settings is None:
         return []
-
-    def beanstalkd() -> Any:
-        return BeanstalkdSession(app)
-
-    def workq() -> Any:
-        return WorkqSession(app, app.workq_dialect)
-
     addresses = []
     if settings.listen is not None:
-        addresses.append(_listen(tls, app, "beanstalkd over TLS", beanstalkd, settings.listen))
+        addresses.append(_listen(tls, app, "beanstalkd over TLS", app.beanstalkd_session,
+                                 settings.listen))  # fmt: skip
     if settings.workq_listen is not None:
-        addresses.append(_listen(tls, app, "Workq over TLS", workq, settings.workq_listen))
+        addresses.append(_listen(tls, app, "Workq over TLS", app.workq_session,
+                                 settings.workq_listen))  # fmt: skip
     return addresses
 
 
