@@ -210,12 +210,6 @@ class Server:
         log.seek(0)
         return log.read().decode("utf-8", "replace")
 
-    def _serving(self) -> bool:
-        """beanpod opens its port before it has loaded (so scripts can connect at once);
-        the sessions' reply timeouts assume a server that answers now, so wait for its
-        start-up line too."""
-        return self.kind != "beanpod" or "listening on" in self.output()
-
     def _wait_listening(self) -> None:
         assert self.proc is not None
         deadline = time.monotonic() + START_TIMEOUT
