@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
@@ -36,7 +36,7 @@ class BeanstalkdSession(BatchSession, Context):
     def __init__(self, app: App) -> None:
         super().__init__(app, app.sessions)
         self.dialect = app.dialect
-        self.parser = Parser(app.dialect.max_job_size)
+        self.parser = self.commands = Parser(app.dialect.max_job_size)
         self.conn: Conn  # made in connection_made, which knows the peer
         self.eof = False
         # One bound method handed to every reserve (reading `self.deliver` would make a
@@ -52,6 +52,11 @@ class BeanstalkdSession(BatchSession, Context):
         super().connection_made(transport)
         log.debug("conn %d open", self.conn.id)
         note_peer(self.app.events, self.conn.id, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.commands.hold(data)  # `commands` is typed: a native call (`parser` is Any)
+        if not self.parked:
+            self._turn()
 
     def eof_received(self) -> bool:
         """A half-closed client gets TIMED_OUT for a waiting reserve, then we close."""
@@ -87,7 +92,7 @@ class BeanstalkdSession(BatchSession, Context):
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
         out: list[bytes] = []
-        parser = cast(Parser, self.parser)  # compiled: native calls into the parser
+        parser = self.commands  # typed: native calls into the parser
         handlers = self.handlers
         close = stop = False
         while not stop and (batch := parser.take()):

@@ -220,11 +220,14 @@ class Parser(ReceiveBuffer):
     @property
     def buffered(self) -> int:
         """Unparsed bytes plus commands parsed ahead (non-zero: there may be more to do)."""
-        return len(self._buf) - self._pos + len(self._queue)
+        whole = self._whole
+        held = 0 if whole is None else len(whole)
+        return len(self._buf) - self._pos + len(self._queue) + held
 
     def started(self) -> int | None:
         """Where the command being received began: a stream offset that stays the same
         until it is complete (for --request-timeout); None between commands."""
+        self.settle()
         mode, pos = self._mode, self._pos
         if mode == LINE:
             return self._line_started()
@@ -250,7 +253,7 @@ class Parser(ReceiveBuffer):
             queue.clear()
             return batch
         if self._mode == LINE:
-            if self._pos == len(self._buf):
+            if self._whole is None and self._pos == len(self._buf):
                 return []  # everything read so far is parsed
             batch = self._parse_batch()
             if batch:
@@ -271,7 +274,7 @@ class Parser(ReceiveBuffer):
         # One copy, one split (`feed` moved the unread bytes to the front). The last piece
         # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
         # are calls).
-        data = self.whole_read()  # depth 1: the read itself, no copy
+        held = data = self.take_whole()  # depth 1: the read itself, never copied
         if data is None:
             data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
         pieces = data.split(b"\r\n")
@@ -325,11 +328,15 @@ class Parser(ReceiveBuffer):
         unread = len(pieces[whole])
         for j in range(i, whole):
             unread += len(pieces[j]) + 2
-        self._pos = len(buf) - unread
+        if held is None:
+            self._pos = len(buf) - unread
+        else:
+            self.parsed_whole(held, unread)
         self.drained = i == whole  # what is left has no CRLF: no command until more bytes
         return batch
 
     def _next_command(self) -> Command | None:
+        self.settle()
         while True:
             mode = self._mode
             if mode == LINE:
