@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from beanpod.protocols.beanstalkd import wire as w
+from beanpod.protocols.beanstalkd.quick import NATIVE, one_command
 from beanpod.protocols.receive import ReceiveBuffer
 
 Command = tuple[Any, ...]
@@ -275,6 +276,12 @@ class Parser(ReceiveBuffer):
         # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
         # are calls).
         held = data = self.take_whole()  # depth 1: the read itself, never copied
+        if held is not None and NATIVE:
+            cmd = one_command(held, self._max_job_size)  # compiled: one native walk
+            if cmd is not None:
+                self.parsed_whole(held, 0)
+                self.drained = True
+                return [cmd]
         if data is None:
             data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
         pieces = data.split(b"\r\n")
