@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -14,7 +14,14 @@ from beanpod.core.waiters import ReserveOutcome
 from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.context import Context
-from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
+from beanpod.protocols.beanstalkd.handlers import (
+    CLOSE,
+    HANDLERS,
+    delete,
+    encode_outcome,
+    put,
+    reserve_with_timeout,
+)
 from beanpod.server.batch_session import BatchSession
 from beanpod.server.peers import forget_peer, note_peer, peer_name
 
@@ -23,6 +30,9 @@ if TYPE_CHECKING:
     from beanpod.server.app import App
 
 log = logging.getLogger("beanpod.session")
+PUT: Final = wire.PUT
+DELETE: Final = wire.DELETE
+RESERVE_WITH_TIMEOUT: Final = wire.RESERVE_WITH_TIMEOUT
 
 
 def _closed(outcome: ReserveOutcome) -> None:
@@ -94,16 +104,26 @@ class BeanstalkdSession(BatchSession, Context):
         out: list[bytes] = []
         parser = self.commands  # typed: native calls into the parser
         handlers = self.handlers
+        direct = handlers is HANDLERS  # the test harness wraps its own
         close = stop = False
         while not stop and (batch := parser.take()):
             i, n = 0, len(batch)  # by index: compiled, a list index is native
             while i < n:
                 cmd = batch[i]
                 i += 1
-                try:
-                    reply = handlers[cmd[0]](self, cmd)
+                verb: bytes = cmd[0]
+                reply: bytes | None
+                try:  # compiled, the hot verbs' handlers are native calls
+                    if direct and verb == PUT:
+                        reply = put(self, cmd)
+                    elif direct and verb == DELETE:
+                        reply = delete(self, cmd)
+                    elif direct and verb == RESERVE_WITH_TIMEOUT:
+                        reply = reserve_with_timeout(self, cmd)
+                    else:
+                        reply = handlers[verb](self, cmd)
                 except Exception:  # a bug must cost one reply, never the server or the connection
-                    log.exception("conn %d: internal error on %r", self.conn.id, cmd[0])
+                    log.exception("conn %d: internal error on %r", self.conn.id, verb)
                     reply = wire.INTERNAL_ERROR
                 if reply is None:
                     if not self.eof:
