@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -17,6 +17,7 @@ from beanpod.protocols.beanstalkd.context import Context
 from beanpod.protocols.beanstalkd.handlers import (
     CLOSE,
     HANDLERS,
+    Handler,
     delete,
     encode_outcome,
     put,
@@ -33,6 +34,7 @@ log = logging.getLogger("beanpod.session")
 PUT: Final = wire.PUT
 DELETE: Final = wire.DELETE
 RESERVE_WITH_TIMEOUT: Final = wire.RESERVE_WITH_TIMEOUT
+OWN_HANDLERS: Final = HANDLERS  # Final: compiled, a C static (an import is a dict lookup)
 
 
 def _closed(outcome: ReserveOutcome) -> None:
@@ -41,13 +43,14 @@ def _closed(outcome: ReserveOutcome) -> None:
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
 class BeanstalkdSession(BatchSession, Context):
-    handlers = HANDLERS  # the test harness's sessions wrap these (beanpod/testing)
-
     def __init__(self, app: App) -> None:
         super().__init__(app, app.sessions)
         self.dialect = app.dialect
         self.parser = self.commands = Parser(app.dialect.max_job_size)
         self.conn: Conn  # made in connection_made, which knows the peer
+        # The test harness's sessions wrap these (beanpod/testing); an instance attribute,
+        # so compiled it is a native read (a class attribute is a dict lookup).
+        self.handlers: dict[bytes, Handler] = HANDLERS
         self.eof = False
         # One bound method handed to every reserve (reading `self.deliver` would make a
         # new one each time: ~2 % of a reserve+delete pair).
@@ -104,27 +107,13 @@ class BeanstalkdSession(BatchSession, Context):
         out: list[bytes] = []
         parser = self.commands  # typed: native calls into the parser
         handlers = self.handlers
-        direct = handlers is HANDLERS  # the test harness wraps its own
         close = stop = False
         while not stop and (batch := parser.take()):
             i, n = 0, len(batch)  # by index: compiled, a list index is native
             while i < n:
                 cmd = batch[i]
                 i += 1
-                verb: bytes = cmd[0]
-                reply: bytes | None
-                try:  # compiled, the hot verbs' handlers are native calls
-                    if direct and verb == PUT:
-                        reply = put(self, cmd)
-                    elif direct and verb == DELETE:
-                        reply = delete(self, cmd)
-                    elif direct and verb == RESERVE_WITH_TIMEOUT:
-                        reply = reserve_with_timeout(self, cmd)
-                    else:
-                        reply = handlers[verb](self, cmd)
-                except Exception:  # a bug must cost one reply, never the server or the connection
-                    log.exception("conn %d: internal error on %r", self.conn.id, verb)
-                    reply = wire.INTERNAL_ERROR
+                reply = self._reply(cmd, handlers)
                 if reply is None:
                     if not self.eof:
                         self.parked = stop = True
@@ -139,3 +128,21 @@ class BeanstalkdSession(BatchSession, Context):
             if parser.drained:
                 break
         self._flush(out, close, mark)
+
+    def _reply(self, cmd: tuple[Any, ...], handlers: dict[bytes, Handler]) -> bytes | None:
+        """`cmd`'s reply (None: it parked). Compiled, the hot verbs' handlers are native
+        calls, unless the test harness wrapped the handlers."""
+        verb: bytes = cmd[0]
+        try:
+            if handlers is not OWN_HANDLERS:
+                return handlers[verb](self, cmd)
+            if verb == PUT:
+                return put(self, cmd)
+            if verb == DELETE:
+                return delete(self, cmd)
+            if verb == RESERVE_WITH_TIMEOUT:
+                return reserve_with_timeout(self, cmd)
+            return handlers[verb](self, cmd)
+        except Exception:  # a bug must cost one reply, never the server or the connection
+            log.exception("conn %d: internal error on %r", self.conn.id, verb)
+            return wire.INTERNAL_ERROR
