@@ -104,8 +104,12 @@ class BeanstalkdSession(BatchSession, Context):
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
-        out: list[bytes] = []
         parser = self.commands  # typed: native calls into the parser
+        cmd = parser.whole_command()  # depth 1: the read is one common command
+        if cmd is not None:
+            self._run_one(cmd, mark)
+            return
+        out: list[bytes] = []
         handlers = self.handlers
         close = stop = False
         while not stop and (batch := parser.take()):
@@ -128,6 +132,27 @@ class BeanstalkdSession(BatchSession, Context):
             if parser.drained:
                 break
         self._flush(out, close, mark)
+
+    def _run_one(self, cmd: tuple[Any, ...], mark: int) -> None:
+        """`_run` for a read of one command: no lists, and its reply written at once
+        when nothing else is pending (no WAL, no early reply)."""
+        reply = self._reply(cmd, self.handlers)
+        if reply is None:
+            if not self.eof:
+                self.parked = True
+                self._flush([], False, mark)
+                return
+            self.app.engine.cancel_wait(self.conn)
+            reply = wire.TIMED_OUT
+        elif reply is CLOSE:
+            self._flush([], True, mark)
+            return
+        transport = self.transport
+        if self.commits is None and self.early is None and transport is not None:
+            self.batch_bytes = 0
+            transport.write(reply)
+        else:
+            self._flush([reply], False, mark)
 
     def _reply(self, cmd: tuple[Any, ...], handlers: dict[bytes, Handler]) -> bytes | None:
         """`cmd`'s reply (None: it parked). Compiled, the hot verbs' handlers are native

@@ -240,8 +240,24 @@ class Parser(ReceiveBuffer):
         """The next complete command, or None if more bytes are needed."""
         queue = self._queue
         if not queue:
+            cmd = self.whole_command()
+            if cmd is not None:
+                return cmd
             queue.extend(self.take())
         return queue.popleft() if queue else None
+
+    def whole_command(self) -> Command | None:
+        """Depth 1, compiled: the command a held read is, all of it (quick.one_command),
+        taken; else None, and `take` parses the read."""
+        held = self._whole
+        if held is None or not NATIVE or self._queue or self._mode != LINE:
+            return None
+        cmd = one_command(held, self._max_job_size)  # one native walk of the read
+        if cmd is not None:
+            self._whole = None
+            self.parsed_whole(held, 0)
+            self.drained = True
+        return cmd
 
     def take(self) -> list[Command]:
         """Every complete command that can run now, in order: a batch parsed in one pass
@@ -276,12 +292,6 @@ class Parser(ReceiveBuffer):
         # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
         # are calls).
         held = data = self.take_whole()  # depth 1: the read itself, never copied
-        if held is not None and NATIVE:
-            cmd = one_command(held, self._max_job_size)  # compiled: one native walk
-            if cmd is not None:
-                self.parsed_whole(held, 0)
-                self.drained = True
-                return [cmd]
         if data is None:
             data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
         pieces = data.split(b"\r\n")
