@@ -15,6 +15,8 @@ from __future__ import annotations
 import types
 from typing import Any, Final
 
+from mypy_extensions import i64
+
 from beanpod.protocols.beanstalkd import wire as w
 
 PUT: Final = w.PUT
@@ -22,13 +24,13 @@ DELETE: Final = w.DELETE
 RESERVE_WITH_TIMEOUT: Final = w.RESERVE_WITH_TIMEOUT
 RESERVE_LINE: Final = w.RESERVE + w.CRLF
 RESERVE: Final[tuple[Any, ...]] = (w.RESERVE,)
-CR: Final = 13
-LF: Final = 10
-SPACE: Final = 32
+CR: Final[i64] = 13
+LF: Final[i64] = 10
+SPACE: Final[i64] = 32
 # Digits a number may have here: 9 keep put's and the timeout's numbers below their
 # limits (u32, INT_MAX), 18 keep a job id a native int below u64's.
-SHORT: Final = 9
-ID: Final = 18
+SHORT: Final[i64] = 9
+ID: Final[i64] = 18
 
 
 def one_command(data: bytes, max_job_size: int) -> tuple[Any, ...] | None:
@@ -51,7 +53,7 @@ def _put(data: bytes, max_job_size: int) -> tuple[Any, ...] | None:
     delay, i = _number(data, i, SPACE)
     ttr, i = _number(data, i, SPACE)
     size, lf = _number(data, i, CR)
-    n = len(data)
+    n: i64 = len(data)
     if pri < 0 or delay < 0 or ttr < 0 or size < 0 or size > max_job_size:
         return None
     if lf + size + 3 != n or data[lf] != LF or data[n - 2] != CR or data[n - 1] != LF:
@@ -59,14 +61,14 @@ def _put(data: bytes, max_job_size: int) -> tuple[Any, ...] | None:
     return (PUT, pri, delay, ttr, data[lf + 1 : lf + 1 + size])
 
 
-def _number(data: bytes, start: int, stop: int) -> tuple[int, int]:
+def _number(data: bytes, start: i64, stop: i64) -> tuple[i64, i64]:
     """The number of 1 to 9 digits at `start` that byte `stop` ends, and the index past
     `stop`; (-1, len(data)) when there is none (so every later call fails at once)."""
-    n = len(data)
-    value = 0
+    n: i64 = len(data)
+    value: i64 = 0
     i = start
     while i < n and i - start <= SHORT:
-        byte = data[i]
+        byte: i64 = data[i]
         if byte == stop and i > start:
             return value, i + 1
         if byte < 48 or byte > 57:
@@ -76,15 +78,15 @@ def _number(data: bytes, start: int, stop: int) -> tuple[int, int]:
     return -1, n
 
 
-def _last_number(data: bytes, start: int, most: int) -> int:
+def _last_number(data: bytes, start: i64, most: i64) -> i64:
     """The number of 1 to `most` digits from `start` to the read's closing CRLF, or -1."""
-    n = len(data)
+    n: i64 = len(data)
     end = n - 2
     if end <= start or end - start > most or data[end] != CR or data[n - 1] != LF:
         return -1
-    value = 0
+    value: i64 = 0
     for i in range(start, end):
-        byte = data[i]
+        byte: i64 = data[i]
         if byte < 48 or byte > 57:
             return -1
         value = value * 10 + byte - 48
