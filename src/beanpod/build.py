@@ -23,7 +23,7 @@ COMPILED = (
     "core.engine", "core.ledger", "core.moves", "core.extension_moves", "core.clients",
     "core.job", "core.job_index", "core.tube", "core.conn", "core.pqueue", "core.timers",
     "core.waiters", "core.stats", "core.timings", "protocols.receive",
-    "protocols.beanstalkd.commands",
+    "protocols.beanstalkd.commands", "protocols.beanstalkd.quick",
     "protocols.beanstalkd.handlers", "protocols.beanstalkd.wire",
     "protocols.beanstalkd.context", "server.beanstalkd_session", "server.batch_session",
     "server.clock", "server.ticker", "durability.commit", "durability.journal",

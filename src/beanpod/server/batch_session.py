@@ -58,10 +58,14 @@ class BatchSession(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.parser.feed(data)
         if not self.parked:
-            ticker = self.ticker
-            self.now = ticker.clock.now()
-            self._run()
-            ticker.rearm()
+            self._turn()
+
+    def _turn(self) -> None:
+        """Run what is buffered at the clock's time, then rearm the loop timer."""
+        ticker = self.ticker
+        self.now = ticker.clock.now()
+        self._run()
+        ticker.rearm()
 
     def eof_received(self) -> bool | None:
         """The client half-closed: what is answered so far still goes out."""
@@ -149,10 +153,7 @@ class BatchSession(asyncio.Protocol):
 
     def _resume(self) -> None:
         if not self.parked and not self.closed:
-            ticker = self.ticker
-            self.now = ticker.clock.now()
-            self._run()
-            ticker.rearm()
+            self._turn()
 
     def _send(self, data: bytes) -> None:
         """Write now, unless earlier replies are still held for the WAL (keep order) or

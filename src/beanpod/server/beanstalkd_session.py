@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -14,7 +14,15 @@ from beanpod.core.waiters import ReserveOutcome
 from beanpod.protocols.beanstalkd import wire
 from beanpod.protocols.beanstalkd.commands import Parser
 from beanpod.protocols.beanstalkd.context import Context
-from beanpod.protocols.beanstalkd.handlers import CLOSE, HANDLERS, encode_outcome
+from beanpod.protocols.beanstalkd.handlers import (
+    CLOSE,
+    HANDLERS,
+    Handler,
+    delete,
+    encode_outcome,
+    put,
+    reserve_with_timeout,
+)
 from beanpod.server.batch_session import BatchSession
 from beanpod.server.peers import forget_peer, note_peer, peer_name
 
@@ -23,6 +31,10 @@ if TYPE_CHECKING:
     from beanpod.server.app import App
 
 log = logging.getLogger("beanpod.session")
+PUT: Final = wire.PUT
+DELETE: Final = wire.DELETE
+RESERVE_WITH_TIMEOUT: Final = wire.RESERVE_WITH_TIMEOUT
+OWN_HANDLERS: Final = HANDLERS  # Final: compiled, a C static (an import is a dict lookup)
 
 
 def _closed(outcome: ReserveOutcome) -> None:
@@ -31,13 +43,14 @@ def _closed(outcome: ReserveOutcome) -> None:
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # subclassed by interpreted code
 class BeanstalkdSession(BatchSession, Context):
-    handlers = HANDLERS  # the test harness's sessions wrap these (beanpod/testing)
-
     def __init__(self, app: App) -> None:
         super().__init__(app, app.sessions)
         self.dialect = app.dialect
-        self.parser = Parser(app.dialect.max_job_size)
+        self.parser = self.commands = Parser(app.dialect.max_job_size)
         self.conn: Conn  # made in connection_made, which knows the peer
+        # The test harness's sessions wrap these (beanpod/testing); an instance attribute,
+        # so compiled it is a native read (a class attribute is a dict lookup).
+        self.handlers: dict[bytes, Handler] = HANDLERS
         self.eof = False
         # One bound method handed to every reserve (reading `self.deliver` would make a
         # new one each time: ~2 % of a reserve+delete pair).
@@ -52,6 +65,11 @@ class BeanstalkdSession(BatchSession, Context):
         super().connection_made(transport)
         log.debug("conn %d open", self.conn.id)
         note_peer(self.app.events, self.conn.id, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.commands.hold(data)  # `commands` is typed: a native call (`parser` is Any)
+        if not self.parked:
+            self._turn()
 
     def eof_received(self) -> bool:
         """A half-closed client gets TIMED_OUT for a waiting reserve, then we close (after
@@ -87,8 +105,12 @@ class BeanstalkdSession(BatchSession, Context):
     def _run(self) -> None:
         """Run every complete buffered command; answer them with one write."""
         mark = self._mark()
+        parser = self.commands  # typed: native calls into the parser
+        cmd = parser.whole_command()  # depth 1: the read is one common command
+        if cmd is not None:
+            self._run_one(cmd, mark)
+            return
         out: list[bytes] = []
-        parser = cast(Parser, self.parser)  # compiled: native calls into the parser
         handlers = self.handlers
         close = stop = False
         while not stop and (batch := parser.take()):
@@ -96,11 +118,7 @@ class BeanstalkdSession(BatchSession, Context):
             while i < n:
                 cmd = batch[i]
                 i += 1
-                try:
-                    reply = handlers[cmd[0]](self, cmd)
-                except Exception:  # a bug must cost one reply, never the server or the connection
-                    log.exception("conn %d: internal error on %r", self.conn.id, cmd[0])
-                    reply = wire.INTERNAL_ERROR
+                reply = self._reply(cmd, handlers)
                 if reply is None:
                     if not self.eof:
                         self.parked = stop = True
@@ -115,3 +133,42 @@ class BeanstalkdSession(BatchSession, Context):
             if parser.drained:
                 break
         self._flush(out, close, mark)
+
+    def _run_one(self, cmd: tuple[Any, ...], mark: int) -> None:
+        """`_run` for a read of one command: no lists, and its reply written at once
+        when nothing else is pending (no WAL, no early reply)."""
+        reply = self._reply(cmd, self.handlers)
+        if reply is None:
+            if not self.eof:
+                self.parked = True
+                self._flush([], False, mark)
+                return
+            self.app.engine.cancel_wait(self.conn)
+            reply = wire.TIMED_OUT
+        elif reply is CLOSE:
+            self._flush([], True, mark)
+            return
+        transport = self.transport
+        if self.commits is None and self.early is None and transport is not None:
+            self.batch_bytes = 0
+            transport.write(reply)
+        else:
+            self._flush([reply], False, mark)
+
+    def _reply(self, cmd: tuple[Any, ...], handlers: dict[bytes, Handler]) -> bytes | None:
+        """`cmd`'s reply (None: it parked). Compiled, the hot verbs' handlers are native
+        calls, unless the test harness wrapped the handlers."""
+        verb: bytes = cmd[0]
+        try:
+            if handlers is not OWN_HANDLERS:
+                return handlers[verb](self, cmd)
+            if verb == PUT:
+                return put(self, cmd)
+            if verb == DELETE:
+                return delete(self, cmd)
+            if verb == RESERVE_WITH_TIMEOUT:
+                return reserve_with_timeout(self, cmd)
+            return handlers[verb](self, cmd)
+        except Exception:  # a bug must cost one reply, never the server or the connection
+            log.exception("conn %d: internal error on %r", self.conn.id, verb)
+            return wire.INTERNAL_ERROR

@@ -1,4 +1,6 @@
-"""The beanstalkd parser, fed whole, byte by byte and with trailing bytes."""
+"""The beanstalkd parser, fed whole, byte by byte and with trailing bytes; each through
+`feed` (copied into the buffer) and `hold` (a read kept as it is until parsed, as the
+session feeds it)."""
 
 from __future__ import annotations
 
@@ -82,11 +84,11 @@ CASES: list[tuple[bytes, list[tuple[Any, ...]]]] = [
 ]
 
 
-def parse_all(chunks: list[bytes]) -> list[tuple[Any, ...]]:
+def parse_all(chunks: list[bytes], hold: bool = False) -> list[tuple[Any, ...]]:
     parser = c.Parser()
     out = []
     for chunk in chunks:
-        parser.feed(chunk)
+        (parser.hold if hold else parser.feed)(chunk)
         while (cmd := parser.next_command()) is not None:
             out.append(cmd)
     return out
@@ -96,28 +98,59 @@ def normalise(cmds: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [tuple(bytes(x) if isinstance(x, bytes) else x for x in cmd) for cmd in cmds]
 
 
-@pytest.mark.parametrize(("data", "expected"), CASES, ids=[repr(d[:30]) for d, _ in CASES])
-def test_whole(data: bytes, expected: list[tuple[Any, ...]]) -> None:
-    assert normalise(parse_all([data])) == expected
+HOLD = pytest.mark.parametrize("hold", [False, True], ids=["feed", "hold"])
+WITH_CASES = pytest.mark.parametrize(
+    ("data", "expected"), CASES, ids=[repr(d[:30]) for d, _ in CASES]
+)
 
 
-@pytest.mark.parametrize(("data", "expected"), CASES, ids=[repr(d[:30]) for d, _ in CASES])
-def test_byte_by_byte(data: bytes, expected: list[tuple[Any, ...]]) -> None:
-    assert normalise(parse_all([data[i : i + 1] for i in range(len(data))])) == expected
+@HOLD
+@WITH_CASES
+def test_whole(data: bytes, expected: list[tuple[Any, ...]], hold: bool) -> None:
+    assert normalise(parse_all([data], hold)) == expected
 
 
-@pytest.mark.parametrize(("data", "expected"), CASES, ids=[repr(d[:30]) for d, _ in CASES])
-def test_trailing_partial_command_waits(data: bytes, expected: list[tuple[Any, ...]]) -> None:
+@HOLD
+@WITH_CASES
+def test_byte_by_byte(data: bytes, expected: list[tuple[Any, ...]], hold: bool) -> None:
+    assert normalise(parse_all([data[i : i + 1] for i in range(len(data))], hold)) == expected
+
+
+@HOLD
+@WITH_CASES
+def test_trailing_partial_command_waits(
+    data: bytes, expected: list[tuple[Any, ...]], hold: bool
+) -> None:
     if not expected:
         pytest.skip("this input leaves its line open, so nothing can follow it")
     parser = c.Parser()
-    parser.feed(data + b"put 1 0 1 5\r\nab")
+    feed = parser.hold if hold else parser.feed
+    feed(data + b"put 1 0 1 5\r\nab")
     got = []
     while (cmd := parser.next_command()) is not None:
         got.append(cmd)
     assert normalise(got) == expected
-    parser.feed(b"cde\r\n")
+    feed(b"cde\r\n")
     assert parser.next_command() == (w.PUT, 1, 0, 1, b"abcde")
+
+
+def test_a_held_read_counts_as_buffered_and_as_started() -> None:
+    """Held reads are unread bytes to `buffered` and `started`, and a second read joins
+    the first (a parked session holds reads it does not parse yet)."""
+    parser = c.Parser()
+    parser.hold(b"stats\r\n")
+    assert parser.next_command() == (w.STATS,)
+    assert parser.buffered == 0 and parser.started() is None
+    parser.hold(b"put 1 0 1 3\r\n")
+    parser.hold(b"abc\r\nsta")
+    assert parser.buffered == len(b"put 1 0 1 3\r\nabc\r\nsta")
+    assert parser.started() == len(b"stats\r\n")  # the put's line began there
+    assert parser.next_command() == (w.PUT, 1, 0, 1, b"abc")
+    assert parser.next_command() is None
+    assert parser.started() == len(b"stats\r\nput 1 0 1 3\r\nabc\r\n")
+    parser.hold(b"ts\r\n")
+    assert parser.next_command() == (w.STATS,)
+    assert parser.buffered == 0 and parser.started() is None
 
 
 @given(st.lists(st.sampled_from([data for data, _ in CASES]), max_size=6), st.data())
@@ -125,7 +158,9 @@ def test_any_split_gives_the_same_commands(pieces: list[bytes], data: st.DataObj
     stream = b"".join(pieces)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=8)))
     chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
-    assert normalise(parse_all(chunks)) == normalise(parse_all([stream]))
+    whole = normalise(parse_all([stream]))
+    assert normalise(parse_all(chunks)) == whole
+    assert normalise(parse_all(chunks, hold=True)) == whole
 
 
 @given(st.binary(max_size=600))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from beanpod.protocols.beanstalkd import wire as w
+from beanpod.protocols.beanstalkd.quick import NATIVE, one_command
 from beanpod.protocols.receive import ReceiveBuffer
 
 Command = tuple[Any, ...]
@@ -220,11 +221,14 @@ class Parser(ReceiveBuffer):
     @property
     def buffered(self) -> int:
         """Unparsed bytes plus commands parsed ahead (non-zero: there may be more to do)."""
-        return len(self._buf) - self._pos + len(self._queue)
+        whole = self._whole
+        held = 0 if whole is None else len(whole)
+        return len(self._buf) - self._pos + len(self._queue) + held
 
     def started(self) -> int | None:
         """Where the command being received began: a stream offset that stays the same
         until it is complete (for --request-timeout); None between commands."""
+        self.settle()
         mode, pos = self._mode, self._pos
         if mode == LINE:
             return self._line_started()
@@ -236,8 +240,24 @@ class Parser(ReceiveBuffer):
         """The next complete command, or None if more bytes are needed."""
         queue = self._queue
         if not queue:
+            cmd = self.whole_command()
+            if cmd is not None:
+                return cmd
             queue.extend(self.take())
         return queue.popleft() if queue else None
+
+    def whole_command(self) -> Command | None:
+        """Depth 1, compiled: the command a held read is, all of it (quick.one_command),
+        taken; else None, and `take` parses the read."""
+        held = self._whole
+        if held is None or not NATIVE or self._queue or self._mode != LINE:
+            return None
+        cmd = one_command(held, self._max_job_size)  # one native walk of the read
+        if cmd is not None:
+            self._whole = None
+            self.parsed_whole(held, 0)
+            self.drained = True
+        return cmd
 
     def take(self) -> list[Command]:
         """Every complete command that can run now, in order: a batch parsed in one pass
@@ -250,7 +270,7 @@ class Parser(ReceiveBuffer):
             queue.clear()
             return batch
         if self._mode == LINE:
-            if self._pos == len(self._buf):
+            if self._whole is None and self._pos == len(self._buf):
                 return []  # everything read so far is parsed
             batch = self._parse_batch()
             if batch:
@@ -271,7 +291,7 @@ class Parser(ReceiveBuffer):
         # One copy, one split (`feed` moved the unread bytes to the front). The last piece
         # has no CRLF yet. Walked by index (compiled, a list index is native; iter/next
         # are calls).
-        data = self.whole_read()  # depth 1: the read itself, no copy
+        held = data = self.take_whole()  # depth 1: the read itself, never copied
         if data is None:
             data = bytes(memoryview(buf)[pos:]) if pos else bytes(buf)
         pieces = data.split(b"\r\n")
@@ -325,11 +345,15 @@ class Parser(ReceiveBuffer):
         unread = len(pieces[whole])
         for j in range(i, whole):
             unread += len(pieces[j]) + 2
-        self._pos = len(buf) - unread
+        if held is None:
+            self._pos = len(buf) - unread
+        else:
+            self.parsed_whole(held, unread)
         self.drained = i == whole  # what is left has no CRLF: no command until more bytes
         return batch
 
     def _next_command(self) -> Command | None:
+        self.settle()
         while True:
             mode = self._mode
             if mode == LINE:

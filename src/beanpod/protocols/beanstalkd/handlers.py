@@ -66,7 +66,8 @@ def put(s: Context, cmd: tuple[Any, ...]) -> bytes:
     meter = engine.meter
     if meter is not None and meter.refuses(len(body), conn.use.jobs):
         return d.failed(PUT, w.OUT_OF_MEMORY)  # as beanstalkd out of memory: no id spent
-    job = engine.put(conn, conn.use, pri, MILLIS[delay], MILLIS[ttr or 1], body, s.now)
+    delay_ms = MILLIS[delay] if delay else 0  # most puts: no lookup
+    job = engine.put(conn, conn.use, pri, delay_ms, MILLIS[ttr or 1], body, s.now)
     return b"INSERTED %d\r\n" % job.id  # w.inserted, inlined on the hottest path
 
 
