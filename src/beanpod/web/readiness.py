@@ -26,6 +26,9 @@ class Readiness:
 
 @dataclass(frozen=True)
 class WebSettings:
+    """The HTTP listener's settings. (Written out: dataclasses would format a docstring
+    from inspect.signature at import.)"""
+
     metrics_max_tubes: int = 500  # tubes exported by name; the rest fold into "_other"
     token: str | None = None  # every request needs it when set (--http-token FILE)
     analytics_dir: str | None = None  # --analytics DIR: the dashboard's analytics page
