@@ -7,10 +7,12 @@ the wall times.
     python -m bench.startup                    # 20 starts of each
     python -m bench.startup --starts 50 --beanpod-cmd 'beanpod serve'
     python -m bench.startup --starts 40 --against ../before   # this tree and another one
+    python -m bench.startup --installed "$VENV/bin/beanpod serve --workq-port off"
 
 `--against DIR` (a checkout, or its src/) adds a row for that tree, started alternately
 with this one (A B A B ...), so both see the same machine; give it compiled .so files
-built the same way to compare like with like.
+built the same way to compare like with like. `--installed CMD` (repeatable) adds a row
+for a regular install (a wheel in a venv), run without PYTHONPATH, in the same rotation.
 
 beanpod runs as the installed `beanpod` script next to this Python (not a shell shim:
 pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured,
@@ -162,6 +164,9 @@ def main(args: list[str] | None = None) -> int:
                         help="do not compile the tree's bytecode first")  # fmt: skip
     parser.add_argument("--against", metavar="DIR",
                         help="another checkout (or its src/): its beanpod row too")  # fmt: skip
+    parser.add_argument("--installed", metavar="CMD", action="append", default=[],
+                        help="a row for an installed beanpod: CMD runs without PYTHONPATH, "
+                             "e.g. 'VENV/bin/beanpod serve --workq-port off'")  # fmt: skip
     opts = parser.parse_args(args)
     trees = [("beanpod", REPO / "src")]
     if opts.against:
@@ -175,7 +180,10 @@ def main(args: list[str] | None = None) -> int:
           f"load {os.getloadavg()[0]:.1f}\n")  # fmt: skip
     print("| server | accept p50 | p90 | p99 | first reply p50 | p90 | p99 | CPU ms | main |")
     print("|---|---|---|---|---|---|---|---|---|")
-    print(*measure([(name, argv, tree_env(src)) for name, src in trees], opts.starts), sep="\n")
+    installed = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    runs = [(name, argv, tree_env(src)) for name, src in trees]
+    runs += [(f"installed: {cmd}", shlex.split(cmd), installed) for cmd in opts.installed]
+    print(*measure(runs, opts.starts), sep="\n")
     print(*measure([("beanstalkd", [opts.beanstalkd], env)], opts.starts), flush=True)
     print(*measure([("python floor", [sys.executable, "-c", PYTHON_FLOOR], env)], opts.starts))
     return 0
