@@ -8,11 +8,15 @@ the wall times.
     python -m bench.startup --starts 50 --beanpod-cmd 'beanpod serve'
     python -m bench.startup --starts 40 --against ../before   # this tree and another one
     python -m bench.startup --installed "$VENV/bin/beanpod serve --workq-port off"
+    python -m bench.startup --instructions --against ../before   # cachegrind, no timing
 
 `--against DIR` (a checkout, or its src/) adds a row for that tree, started alternately
 with this one (A B A B ...), so both see the same machine; give it compiled .so files
 built the same way to compare like with like. `--installed CMD` (repeatable) adds a row
 for a regular install (a wheel in a venv), run without PYTHONPATH, in the same rotation.
+`--instructions` counts instead (bench/startup_probe.py, valgrind): user-space
+instructions from exec to the moment the listeners accept and to the moment beanstalkd
+serves, every listener on; the same on any x86-64 machine, however busy.
 
 beanpod runs as the installed `beanpod` script next to this Python (not a shell shim:
 pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured,
@@ -151,6 +155,17 @@ def beanpod_argv(command: str | None) -> list[str]:
     return [str(script) if script.exists() else "beanpod", "serve", "--workq-port", "off"]
 
 
+def count_instructions(trees: list[tuple[str, Path]]) -> int:
+    """Instructions from exec to the listeners accepting and to beanstalkd serving."""
+    from bench.startup_probe import instructions
+
+    print("| tree | to the listeners accepting | to beanstalkd serving |\n|---|---|---|")
+    for name, src in trees:
+        counts = [instructions(src, moment) for moment in ("listening", "serving")]
+        print(f"| {name} | {counts[0]:,} | {counts[1]:,} |", flush=True)
+    return 0
+
+
 def main(args: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.startup",
@@ -167,6 +182,8 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--installed", metavar="CMD", action="append", default=[],
                         help="a row for an installed beanpod: CMD runs without PYTHONPATH, "
                              "e.g. 'VENV/bin/beanpod serve --workq-port off'")  # fmt: skip
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions to each moment (cachegrind) instead")  # fmt: skip
     opts = parser.parse_args(args)
     trees = [("beanpod", REPO / "src")]
     if opts.against:
@@ -174,6 +191,8 @@ def main(args: list[str] | None = None) -> int:
     if not opts.from_source:
         for _, src in trees:
             compileall.compile_dir(src, quiet=1)
+    if opts.instructions:
+        return count_instructions(trees)
     env = tree_env(REPO / "src")
     argv = beanpod_argv(opts.beanpod_cmd)
     print(f"{opts.starts} starts each; ms after exec (-l 127.0.0.1 -p <free port>); "

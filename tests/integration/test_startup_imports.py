@@ -1,47 +1,17 @@
 """What `beanpod serve` has imported at the two moments its start-up time is made of
-(docs/performance.md, "Start-up"): when its early listeners accept (cli/early.py), and
-when the beanstalkd listener serves, so the first reply can go out. The process is the
-real CLI with every listener on (Workq and HTTP too, on free ports); a hook notes
+(docs/performance.md, "Start-up"): when its early listeners accept, and when the
+beanstalkd listener serves, so the first reply can go out. bench/startup_probe.py runs the
+real CLI with every listener on (Workq and HTTP too, on free ports) and notes
 `sys.modules` at each moment."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from bench import startup_probe
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-
-# Runs `beanpod serve ARGS`; prints what was loaded at each moment, then leaves.
-PROBE = """
-import gc, os, sys
-import beanpod.server.early_listen as early
-seen = {}
-listen_all = early.listen_all
-def listening(*args):
-    listen_all(*args)
-    seen["listening"] = sorted(sys.modules)
-    seen["collecting"] = gc.isenabled()
-early.listen_all = listening  # before beanpod.cli imports it
-sys.argv = ["beanpod", "serve", *sys.argv[1:]]
-import beanpod.cli
-from beanpod.server import ports  # the server imports it before serving anyway
-serve = ports.ListenSockets.serve
-async def serving(self, role, *args):
-    server = await serve(self, role, *args)
-    if role == "beanstalkd":
-        seen["serving"] = sorted(sys.modules)
-        import json
-        print(json.dumps(seen), flush=True)
-        os._exit(0)
-    return server
-ports.ListenSockets.serve = serving
-beanpod.cli.main()
-"""
 
 # Not before the listeners accept: the interpreter's own start and the argv guess only.
 NOT_LISTENING = ("typing", "click", "asyncio", "uvloop", "ssl", "logging", "dataclasses",
@@ -57,14 +27,7 @@ NOT_SERVING = (
 
 @pytest.fixture(scope="module")
 def loaded() -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
-    argv = [sys.executable, "-c", PROBE, "-l", "127.0.0.1", "-p", "0", "--workq-port", "0",
-            "--http", "127.0.0.1:0"]  # fmt: skip
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    seen: dict[str, object] = json.loads(done.stdout)
-    return seen
+    return startup_probe.loaded(SRC, "serving")
 
 
 def loaded_of(modules: object, names: tuple[str, ...]) -> list[str]:
