@@ -18,7 +18,7 @@ NOT_LISTENING = ("typing", "click", "asyncio", "uvloop", "ssl", "logging", "data
                  "pathlib", "importlib.util", "re", "json")  # fmt: skip
 # Not before beanstalkd answers: what only later steps, or other options, need.
 NOT_SERVING = (
-    "aiohttp", "ctypes", "tomllib", "pathlib", "json", "grp",
+    "aiohttp", "ctypes", "tomllib", "pathlib", "json", "grp", "ipaddress",
     "beanpod.web.context", "beanpod.web.listener", "beanpod.server.web_facts",
     "beanpod.server.memory_trim", "beanpod.server.extensions", "beanpod.core.qless",
     "beanpod.core.workq", "beanpod.storage", "beanpod.events", "beanpod.durability.wal",
