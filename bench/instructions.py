@@ -106,13 +106,17 @@ async def _work(kind: str, batches: int, fill: int) -> None:  # noqa: C901 - one
 
 
 def _instructions(kind: str, batches: int, fill: int, src: Path) -> int:
-    out = Path(tempfile.mkdtemp()) / "cachegrind.out"
-    cmd = [
-        "valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-        sys.executable, "-m", "bench.instructions", "--run", kind, str(batches), str(fill),
-    ]  # fmt: skip
+    cmd = [sys.executable, "-m", "bench.instructions", "--run", kind, str(batches), str(fill)]
     env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{Path(__file__).parent.parent}")
-    env["PYTHONHASHSEED"] = "0"  # string hashes decide dict probing: same seed, same count
+    return cachegrind_count(cmd, env)
+
+
+def cachegrind_count(cmd: list[str], env: dict[str, str]) -> int:
+    """User-space instructions `cmd` executes (all its threads), counted by cachegrind."""
+    out = Path(tempfile.mkdtemp()) / "cachegrind.out"
+    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+           *cmd]  # fmt: skip
+    env = {**env, "PYTHONHASHSEED": "0"}  # string hashes decide dict probing: same count
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     match = re.search(r"I\s+refs:\s+([\d,]+)", proc.stderr)
     if match is None:

@@ -1,10 +1,22 @@
 """``python -m bench.startup``: how soon after exec a server accepts a connection and
-answers its first command, for beanpod and beanstalkd (p50/p99 over N starts), and the
-CPU time the server has used by its first reply (p50; from /proc, so Linux only), which
-a busy machine disturbs far less than the wall times.
+answers its first command, for beanpod and beanstalkd (p50/p90/p99 over N starts), and the
+CPU time the server has used by its first reply (p50, all its threads; from
+/proc/PID/task/*/schedstat, so Linux only), which a busy machine disturbs far less than
+the wall times.
 
     python -m bench.startup                    # 20 starts of each
     python -m bench.startup --starts 50 --beanpod-cmd 'beanpod serve'
+    python -m bench.startup --starts 40 --against ../before   # this tree and another one
+    python -m bench.startup --installed "$VENV/bin/beanpod serve --workq-port off"
+    python -m bench.startup --instructions --against ../before   # cachegrind, no timing
+
+`--against DIR` (a checkout, or its src/) adds a row for that tree, started alternately
+with this one (A B A B ...), so both see the same machine; give it compiled .so files
+built the same way to compare like with like. `--installed CMD` (repeatable) adds a row
+for a regular install (a wheel in a venv), run without PYTHONPATH, in the same rotation.
+`--instructions` counts instead (bench/startup_probe.py, valgrind): user-space
+instructions from exec to the moment the listeners accept and to the moment beanstalkd
+serves, every listener on; the same on any x86-64 machine, however busy.
 
 beanpod runs as the installed `beanpod` script next to this Python (not a shell shim:
 pyenv's adds tens of ms of its own), with PYTHONPATH=<repo>/src so this tree is measured,
@@ -50,15 +62,22 @@ def connect_soon(port: int, deadline: float) -> socket.socket:
             time.sleep(0.0002)
 
 
-def cpu_ms(pid: int) -> float:
-    """CPU time (user + system) process `pid` has used so far."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+def cpu_ms(pid: int) -> tuple[float, float]:
+    """CPU time process `pid` has used so far: every thread, and its main thread alone
+    (the scheduler's ns counts: /proc/PID/stat's ticks are 10 ms apart)."""
+    ns = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+            ns[task] = int(stat.read().split()[0])
+    return sum(ns.values()) / 1e6, ns[str(pid)] / 1e6
 
 
-def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """(ms to the first accepted connect, ms to the first reply, CPU ms by then)."""
+Start = tuple[float, float, float, float]
+
+
+def one_start(argv: list[str], env: dict[str, str]) -> Start:
+    """ms to the first accepted connect, ms to the first reply, CPU ms by then (all
+    threads, main thread)."""
     port = free_port()
     start = time.perf_counter()
     proc = subprocess.Popen([*argv, "-l", "127.0.0.1", "-p", str(port)], env=env,
@@ -69,13 +88,13 @@ def one_start(argv: list[str], env: dict[str, str]) -> tuple[float, float, float
             sock.sendall(b"list-tube-used\r\n")
             reply = sock.recv(64)
             answered = time.perf_counter()
-            cpu = cpu_ms(proc.pid)
+            cpu, main_cpu = cpu_ms(proc.pid)
         if not reply.startswith(b"USING"):
             raise RuntimeError(f"unexpected reply {reply!r}")
     finally:
         proc.terminate()
         proc.wait()
-    return (accepted - start) * 1000, (answered - start) * 1000, cpu
+    return (accepted - start) * 1000, (answered - start) * 1000, cpu, main_cpu
 
 
 # The floor for any Python server on this machine: the interpreter starts (with `site`,
@@ -97,18 +116,36 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[int(rank) - 1]
 
 
-def measure(name: str, argv: list[str], env: dict[str, str], starts: int) -> str:
-    accepts, replies, cpus = [], [], []
+Run = tuple[str, list[str], dict[str, str]]  # name, argv, environment
+
+
+def measure(runs: list[Run], starts: int) -> list[str]:
+    """One table row per run; the runs are started in turn, `starts` rounds."""
+    samples: list[list[Start]] = [[] for _ in runs]
     for _ in range(starts):
-        accepted, answered, cpu = one_start(argv, env)
-        accepts.append(accepted)
-        replies.append(answered)
-        cpus.append(cpu)
-    return (
-        f"| {name} | {percentile(accepts, 50):.1f} | {percentile(accepts, 99):.1f} "
-        f"| {percentile(replies, 50):.1f} | {percentile(replies, 99):.1f} "
-        f"| {percentile(cpus, 50):.0f} |"
-    )
+        for (_, argv, env), got in zip(runs, samples, strict=True):
+            got.append(one_start(argv, env))
+    return [_row(name, got) for (name, _, _), got in zip(runs, samples, strict=True)]
+
+
+def _row(name: str, got: list[Start]) -> str:
+    accepts, replies, cpus, main_cpus = (list(column) for column in zip(*got, strict=True))
+    cells = [percentile(values, pct) for values in (accepts, replies) for pct in (50, 90, 99)]
+    cells += [percentile(cpus, 50), percentile(main_cpus, 50)]
+    return f"| {name} | " + " | ".join(f"{v:.1f}" for v in cells) + " |"
+
+
+def tree_env(src: Path) -> dict[str, str]:
+    """The environment that runs beanpod from `src` (compiled first, unless told not to)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+def source_dir(tree: str) -> Path:
+    """A checkout's src/ (or the directory itself when it holds beanpod/)."""
+    path = Path(tree).resolve()
+    return path / "src" if (path / "src" / "beanpod").is_dir() else path
 
 
 def beanpod_argv(command: str | None) -> list[str]:
@@ -116,6 +153,17 @@ def beanpod_argv(command: str | None) -> list[str]:
         return shlex.split(command)
     script = Path(sys.executable).parent / "beanpod"
     return [str(script) if script.exists() else "beanpod", "serve", "--workq-port", "off"]
+
+
+def count_instructions(trees: list[tuple[str, Path]]) -> int:
+    """Instructions from exec to the listeners accepting and to beanstalkd serving."""
+    from bench.startup_probe import instructions
+
+    print("| tree | to the listeners accepting | to beanstalkd serving |\n|---|---|---|")
+    for name, src in trees:
+        counts = [instructions(src, moment) for moment in ("listening", "serving")]
+        print(f"| {name} | {counts[0]:,} | {counts[1]:,} |", flush=True)
+    return 0
 
 
 def main(args: list[str] | None = None) -> int:
@@ -129,20 +177,34 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--beanpod-cmd", help="command that starts beanpod (before -l/-p)")
     parser.add_argument("--from-source", action="store_true",
                         help="do not compile the tree's bytecode first")  # fmt: skip
+    parser.add_argument("--against", metavar="DIR",
+                        help="another checkout (or its src/): its beanpod row too")  # fmt: skip
+    parser.add_argument("--installed", metavar="CMD", action="append", default=[],
+                        help="a row for an installed beanpod: CMD runs without PYTHONPATH, "
+                             "e.g. 'VENV/bin/beanpod serve --workq-port off'")  # fmt: skip
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions to each moment (cachegrind) instead")  # fmt: skip
     opts = parser.parse_args(args)
+    trees = [("beanpod", REPO / "src")]
+    if opts.against:
+        trees.append((f"beanpod {opts.against}", source_dir(opts.against)))
     if not opts.from_source:
-        compileall.compile_dir(REPO / "src", quiet=1)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p
-    )
+        for _, src in trees:
+            compileall.compile_dir(src, quiet=1)
+    if opts.instructions:
+        return count_instructions(trees)
+    env = tree_env(REPO / "src")
+    argv = beanpod_argv(opts.beanpod_cmd)
     print(f"{opts.starts} starts each; ms after exec (-l 127.0.0.1 -p <free port>); "
           f"load {os.getloadavg()[0]:.1f}\n")  # fmt: skip
-    print("| server | accept p50 | accept p99 | first reply p50 | first reply p99 | CPU ms |")
-    print("|---|---|---|---|---|---|")
-    print(measure("beanpod", beanpod_argv(opts.beanpod_cmd), env, opts.starts), flush=True)
-    print(measure("beanstalkd", [opts.beanstalkd], env, opts.starts), flush=True)
-    print(measure("python floor", [sys.executable, "-c", PYTHON_FLOOR], env, opts.starts))
+    print("| server | accept p50 | p90 | p99 | first reply p50 | p90 | p99 | CPU ms | main |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    installed = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    runs = [(name, argv, tree_env(src)) for name, src in trees]
+    runs += [(f"installed: {cmd}", shlex.split(cmd), installed) for cmd in opts.installed]
+    print(*measure(runs, opts.starts), sep="\n")
+    print(*measure([("beanstalkd", [opts.beanstalkd], env)], opts.starts), flush=True)
+    print(*measure([("python floor", [sys.executable, "-c", PYTHON_FLOOR], env)], opts.starts))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from beanpod.server.early_listen import bind_early, bindable, hold_drain_signal, listen_all, wanted
+from beanpod.server.gc_policy import hold_until_serving
 
 # serve's flags that take a value, and those that take none; any other flag: no guess.
 VALUED = frozenset(
@@ -29,6 +30,8 @@ def listen_now(argv: list[str]) -> None:
     program = argv[0].replace(os.sep, "/").split("/")
     if program[-1] != "beanpod" and program[-2:] != ["beanpod", "__main__.py"]:
         return
+    if argv[1:2] == ["serve"]:
+        hold_until_serving()
     targets = listen_targets(argv[1:])
     for role, (address, port) in targets.items():
         bind_early(role, address, port)

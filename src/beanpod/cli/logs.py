@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -14,6 +13,12 @@ FORMATS = ("text", "json")
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts (ISO 8601, UTC, ms), level, logger, msg[, exc]."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        import json  # here: text logs (the default) never load it before the first reply
+
+        self._dumps = json.dumps
+
     def format(self, record: logging.LogRecord) -> str:
         line = {
             "ts": _iso_utc(record.created),
@@ -23,7 +28,7 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
+        return self._dumps(line, ensure_ascii=False)
 
 
 def _iso_utc(created: float) -> str:

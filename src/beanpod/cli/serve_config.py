@@ -4,7 +4,6 @@ merged result and where each value came from."""
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 import click
@@ -46,6 +45,8 @@ def load_config_file(ctx: click.Context, param: click.Parameter, path: str | Non
     environment and flags override."""
     if path is None:
         return None
+    import tomllib  # here: only --config reads TOML (~1 ms of start-up otherwise)
+
     try:
         with open(path, "rb") as handle:
             table = tomllib.load(handle)

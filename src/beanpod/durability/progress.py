@@ -22,6 +22,8 @@ QUIET_S = 1.0  # a replay shorter than this ends without a summary line
 
 @dataclass
 class ReplayProgress:
+    """Where the start-up replay is (its docstring spares dataclasses formatting one)."""
+
     replaying: bool = False
     segments: int = 0  # segment files to read
     segment: int = 0  # the one being read (1-based)

@@ -23,7 +23,24 @@ MIDDLE = 10  # young collections per middle collection (CPython: 10)
 FULL = 10_000  # middle collections per full pass (CPython: 10): ~2e9 allocations
 
 
+# `beanpod serve` switched the collector off at exec (`hold_until_serving`): tune_gc
+# switches it back on. Anyone else's setting (a test process's) is left alone.
+_held: set[str] = set()
+
+
+def hold_until_serving() -> None:
+    """At exec of `beanpod serve`: no collection until the server serves (`tune_gc`).
+    Start-up allocates objects that are nearly all long-lived (the imports; with -b, the
+    restored jobs) and little cyclic garbage: the default thresholds ran ~45 collections
+    over them before the first reply (15 M instructions of 367 M, docs/performance.md)."""
+    gc.disable()
+    _held.add("serve")
+
+
 def tune_gc() -> None:
     """Freeze everything start-up made and set the thresholds above."""
     gc.freeze()  # start-up objects never need collecting
     gc.set_threshold(YOUNG, MIDDLE, FULL)
+    if _held:
+        _held.clear()
+        gc.enable()

@@ -7,12 +7,10 @@ import socket
 from functools import partial
 from typing import TYPE_CHECKING
 
-from beanpod.core.timings import JobTimings
 from beanpod.server.background import off_the_loop
 from beanpod.server.startup import EXIT_USAGE, StartupError, cause
-from beanpod.server.web_facts import AppFacts
 from beanpod.web.address import is_loopback
-from beanpod.web.context import WebContext, WebSettings
+from beanpod.web.readiness import WebSettings
 
 FOLD_EVERY = 1.0  # seconds between folds of pending job times into the histograms
 
@@ -82,6 +80,10 @@ async def start_http(
         return None
     # Imported on a worker thread: the loop keeps answering beanstalkd meanwhile.
     listener_class = await off_the_loop(_listener_class)
+    from beanpod.core.timings import JobTimings
+    from beanpod.server.web_facts import AppFacts
+    from beanpod.web.context import WebContext
+
     ctx = WebContext(
         engine=app.engine, clock=app.clock.now, info=app.info, facts=AppFacts(app),
         qless=app.qless, workq=app.workq, readiness=app.readiness, settings=settings,

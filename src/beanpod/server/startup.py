@@ -4,7 +4,6 @@ documented exit status `beanpod serve` leaves with (README, "Exit status")."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 EXIT_DAMAGED_WAL = 1  # the write-ahead log is damaged (names file and offset)
 EXIT_USAGE = 2  # a bad flag, environment variable or config file value
@@ -47,6 +46,8 @@ def listener_error(role: str, address: str, exc: OSError) -> StartupError:
 def check_writable_dir(path: str, role: str, exit_code: int) -> None:
     """Create `path` if needed and prove a file can be written in it, so a directory that
     cannot be used fails start-up instead of failing later, quietly."""
+    from pathlib import Path  # here: an in-memory server answers before loading it
+
     directory = Path(path)
     probe = directory / f".beanpod-probe-{os.getpid()}"
     try:

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from beanpod.web.readiness import Readiness, WebSettings
+
 if TYPE_CHECKING:
     from beanpod.core.engine import Engine
     from beanpod.core.qless import Qless
@@ -60,29 +62,6 @@ class ServerFacts(Protocol):
         ...
 
     def wal(self) -> WalStats | None: ...
-
-
-@dataclass
-class Readiness:
-    """/readyz: ready once the WAL is replayed and the listeners serve; not while draining.
-    The server flips `serving` and gives `progress`: bytes of the log replayed, of its
-    total ((0, 0): none shown)."""
-
-    serving: bool = False
-    progress: Callable[[], tuple[int, int]] = lambda: (0, 0)
-    # GET /leader, on a cluster's node: (this node leads, the leader's {"node", "address"}
-    # as last seen); None on a single node
-    leader: Callable[[], tuple[bool, dict[str, str] | None]] | None = None
-    # GET /cluster/checkpoint, on a cluster's node: the file of its latest checkpoint
-    # (None: it has none yet)
-    checkpoint: Callable[[], str | None] | None = None
-
-
-@dataclass(frozen=True)
-class WebSettings:
-    metrics_max_tubes: int = 500  # tubes exported by name; the rest fold into "_other"
-    token: str | None = None  # every request needs it when set (--http-token FILE)
-    analytics_dir: str | None = None  # --analytics DIR: the dashboard's analytics page
 
 
 @dataclass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import ipaddress
 
-from beanpod.web.address import is_loopback, parse_http_address
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from beanpod.web.address import is_loopback, loopback_v4, parse_http_address
 
 
 @pytest.mark.parametrize(
@@ -31,3 +35,30 @@ def test_malformed(text: str) -> None:
 def test_loopback_names() -> None:
     assert all(map(is_loopback, ["127.0.0.1", "127.8.9.1", "::1", "[::1]", "localhost"]))
     assert not any(map(is_loopback, ["0.0.0.0", "10.0.0.1", "::", "evil.example", ""]))
+
+
+def _ipaddress_loopback(text: str) -> bool:
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["127.0.0.1", "127.255.255.255", "127.0.0.01", "127.0.0.256", "127.0.0", "127.0.0.1.1",
+     "127.0.0.-1", "127.0.0.+1", "127.0.0.1 ", "127.0.0.\u0661", "127..0.1", "0127.0.0.1",
+     "127.000.0.1", "128.0.0.1", "localhost", "::1", ""],
+)  # fmt: skip
+def test_the_literal_shortcut_never_disagrees_with_ipaddress(text: str) -> None:
+    """loopback_v4 says True only where ipaddress does (then start-up needs no ipaddress),
+    and does for every 127.x.y.z literal."""
+    assert not loopback_v4(text) or _ipaddress_loopback(text)
+    if text.count(".") == 3 and text.startswith("127."):
+        assert loopback_v4(text) == _ipaddress_loopback(text)
+
+
+@given(st.lists(st.one_of(st.integers(0, 300).map(str), st.text(max_size=4)), min_size=3,
+                max_size=3).map(lambda rest: ".".join(["127", *rest])))  # fmt: skip
+def test_the_literal_shortcut_matches_ipaddress_on_any_127_text(text: str) -> None:
+    assert loopback_v4(text) == _ipaddress_loopback(text)

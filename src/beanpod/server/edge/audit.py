@@ -6,7 +6,6 @@ once (an audit trail that dies with the process is not one) but never fsynced.""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import IO, Any
@@ -19,6 +18,9 @@ class AuditLog:
         self.path = path
         self._file: IO[str] | None = None
         if path is not None:
+            import json  # here: without --audit-log the first reply does not wait for it
+
+            self._dumps = json.dumps
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open
         self.failed = 0  # lines that could not be written
 
@@ -31,7 +33,7 @@ class AuditLog:
             return
         line = {"ts": round(time.time(), 3), "action": action, **fields}
         try:
-            self._file.write(json.dumps(line, default=str) + "\n")
+            self._file.write(self._dumps(line, default=str) + "\n")
             self._file.flush()
         except OSError as exc:
             self.failed += 1

@@ -4,17 +4,20 @@ and audited; a unix socket's peer is identified by its uid (SO_PEERCRED)."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beanpod.server.edge.audit import AuditLog
 from beanpod.server.edge.settings import FD_RESERVE
 
+if TYPE_CHECKING:  # ipaddress loads only with an allow-list (--allow)
+    import ipaddress
+
+    Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
 log = logging.getLogger("beanpod.edge")
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def default_max_connections() -> int:
@@ -29,6 +32,10 @@ def default_max_connections() -> int:
 
 def parse_networks(cidrs: tuple[str, ...]) -> list[Network]:
     """ValueError names the first entry that is not an address or CIDR."""
+    if not cidrs:
+        return []
+    import ipaddress
+
     return [ipaddress.ip_network(cidr.strip(), strict=False) for cidr in cidrs]
 
 
@@ -66,6 +73,8 @@ class Gate:
         self.open -= 1
 
     def allows(self, host: str) -> bool:
+        import ipaddress  # loaded by parse_networks already: a lookup per accept
+
         address = ipaddress.ip_address(host.split("%", 1)[0])
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             address = address.ipv4_mapped

@@ -4,7 +4,6 @@ unix socket's mode and group (--unix-mode, --unix-group)."""
 from __future__ import annotations
 
 import contextlib
-import grp
 import os
 import socket
 from collections.abc import Iterator
@@ -79,4 +78,6 @@ def secure_unix_socket(path: str, settings: EdgeSettings) -> None:
 
 
 def _gid(group: str) -> int:
+    import grp  # here: only a UNIX socket's group by name needs it
+
     return int(group) if group.isdigit() else grp.getgrnam(group).gr_gid

@@ -13,6 +13,8 @@ OUTPUT_HARD_LIMIT = 64 << 20
 
 @dataclass(frozen=True)
 class TlsSettings:
+    """The TLS listeners and their certificate (a docstring: see EdgeSettings)."""
+
     listen: str | None  # ADDR:PORT of the TLS listener (beanstalkd protocol), if any
     cert: str
     key: str
@@ -24,6 +26,9 @@ class TlsSettings:
 
 @dataclass(frozen=True)
 class EdgeSettings:
+    """Limits, access and TLS. (A written docstring: dataclasses would make one from
+    inspect.signature, formatting every annotation, before the first reply.)"""
+
     max_memory: int | None = None  # bytes (a --max-memory N% is resolved at parse time)
     max_jobs_per_tube: int | None = None
     max_connections: int | None = None  # None: RLIMIT_NOFILE minus FD_RESERVE

@@ -1,0 +1,38 @@
+"""The collector of `beanpod serve`: off from exec until the server serves, then on with
+the server's thresholds, everything start-up made frozen."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from beanpod.server import gc_policy
+
+
+@pytest.fixture
+def restored() -> Iterator[None]:
+    before, enabled = gc.get_threshold(), gc.isenabled()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*before)
+    (gc.enable if enabled else gc.disable)()
+
+
+@pytest.mark.usefixtures("restored")
+def test_serving_switches_the_held_collector_back_on() -> None:
+    gc_policy.hold_until_serving()
+    assert not gc.isenabled()
+    gc_policy.tune_gc()
+    assert gc.isenabled()
+    assert gc.get_threshold() == (gc_policy.YOUNG, gc_policy.MIDDLE, gc_policy.FULL)
+    assert gc.get_freeze_count() > 0
+
+
+@pytest.mark.usefixtures("restored")
+def test_a_collector_switched_off_by_someone_else_stays_off() -> None:
+    """In-process servers (beanpod.testing) leave the test process's setting alone."""
+    gc.disable()
+    gc_policy.tune_gc()
+    assert not gc.isenabled()
