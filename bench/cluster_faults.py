@@ -78,7 +78,7 @@ def fault_run(workdir: Path, rounds: int = 1, rate: float = 50.0, log: bool = Fa
     run: Run | None = None
     try:
         cluster.settle()
-        run = Run(cluster, Load(cluster.proxy, 2, 2, rate).start())
+        run = Run(cluster, Load(cluster.proxy.beanstalkd, 2, 2, rate).start())
         time.sleep(2.0)
         for fault in faults(rounds):
             outcome = fault(run)
@@ -90,7 +90,7 @@ def fault_run(workdir: Path, rounds: int = 1, rate: float = 50.0, log: bool = Fa
         run.load.stop()
         report.failures = run.load.failures()
         cluster.settle()
-        report.verdict = judge(run.load, cluster.proxy)
+        report.verdict = judge(run.load, cluster.proxy.beanstalkd)
         report.db_size = max(report.db_size, cluster.db_size())
     finally:
         if run is not None:

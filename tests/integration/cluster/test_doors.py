@@ -86,7 +86,7 @@ def test_the_leaders_doors_answer_nothing_uncommitted(doors: DoorNodes, etcd: Et
     beanstalkd put's): the leader steps down and both connections close unanswered."""
     leader = doors.leader()
     workq = socket.create_connection(doors.workq_address(leader), timeout=30)
-    door = socket.create_connection((leader.host, doors.doors[leader.node_id][1]), timeout=30)
+    door = socket.create_connection(doors.redis_address(leader), timeout=30)
     pids = [m.process.pid for m in etcd.members if m.process is not None]
     for pid in pids:  # etcd stalls: the add's append cannot commit
         os.kill(pid, signal.SIGSTOP)
