@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from bench.etcd_members import HOSTS, free_port, have_etcd
 
 # every test module here: `pytestmark = needs_etcd`
@@ -46,6 +47,15 @@ class Node:
     @property
     def address(self) -> tuple[str, int]:
         return self.host, self.port
+
+    def key_value(self) -> dict[str, str]:
+        """Its leader key's value (GET /leader's body) once it leads: its address and
+        those of its Workq and Redis doors."""
+        value = {"node": self.node_id, "address": f"{self.host}:{self.port}",
+                 "workq": f"{self.host}:{self.workq or WORKQ_PORT}"}  # fmt: skip
+        if self.redis is not None:
+            value["redis"] = f"{self.host}:{self.redis}"
+        return value
 
     def doors(self) -> list[str]:
         """The serve options opening its Workq and Redis doors on their ports."""
@@ -126,7 +136,7 @@ class Nodes:
     def followers_agree(self, leader: Node, seconds: float = 30) -> None:
         """Every other live node serves and answers 503 naming `leader`."""
         deadline = time.monotonic() + seconds
-        named = {"node": leader.node_id, "address": f"{leader.host}:{leader.port}"}
+        named = leader.key_value()
         for node in self.nodes:
             if node is leader or not node.alive():
                 continue

@@ -60,20 +60,26 @@ def test_workq_and_qless_jobs_survive_kill_of_the_leader(doors: DoorNodes) -> No
 
 
 def test_a_followers_doors_change_nothing_and_name_the_leader(doors: DoorNodes) -> None:
+    """Each door's refusal names the leader's address for that door (its leader key and
+    GET /leader carry them beside the beanstalkd address)."""
     leader = doors.leader()
-    doors.followers_agree(leader)
+    doors.followers_agree(leader)  # their /leader: 503 naming all three of its doors
+    assert leader.leader() == (200, leader.key_value())
+    assert {"workq", "redis"} <= set(leader.key_value())
     follower = next(node for node in doors.nodes if node is not leader)
-    named = f"leader: {leader.node_id} at {leader.host}:{leader.port}"
+    workq_at, redis_at = f"{leader.host}:{leader.workq}", f"{leader.host}:{leader.redis}"
     job_id = new_id()
     with doors.workq(follower) as c:
-        with pytest.raises(ServerError, match=f"Not the leader \\({named}\\)"):
+        named = f"leader: {leader.node_id} at {workq_at}"
+        with pytest.raises(ServerError, match=f"^Not the leader \\({named}\\)$"):
             c.add(job_id, "q", 60_000, 600_000, b"refused")
-        with pytest.raises(ServerError, match="Not the leader"):  # the connection stays
-            c.inspect_queue("q")
+        with pytest.raises(ServerError, match=f"^Not the leader \\({named}\\)$"):
+            c.inspect_queue("q")  # the connection stays
+    named = f"leader: {leader.node_id} at {redis_at}"
     client = doors.qless(follower)
     with pytest.raises(qless.exceptions.QlessException, match=f"Not the leader \\({named}\\)"):
         client.queues["door"].put(KLASS, {}, jid="refused")  # qless-py wraps ReadOnlyError
-    with pytest.raises(redis.exceptions.ReadOnlyError, match=named):
+    with pytest.raises(redis.exceptions.ReadOnlyError, match=f"^Not the leader \\({named}\\)$"):
         client.redis.get("any")
     assert client.redis.ping() is True  # the door still answers PING
     with doors.workq(leader) as c, pytest.raises(NotFound):
