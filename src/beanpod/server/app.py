@@ -208,7 +208,10 @@ class App:
         if self.events is not None:  # before qless takes its locks back (reserve events)
             from beanpod.server.cut_reservations import close_cut_reservations
 
-            close_cut_reservations(self.engine, self.events, now)
+            try:
+                close_cut_reservations(self.engine, self.events, now)
+            except OSError as exc:  # (a full disk) the queue must still serve every job
+                self._event_log_failed(exc)
         self.qless.reattach(now)  # index qless jobs the log restored
         self.workq.reattach(now)  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers

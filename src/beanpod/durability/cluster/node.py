@@ -306,7 +306,11 @@ class ClusterNode:
                           self.settings.defrag_every)  # fmt: skip
         self.tasks.append(self.loop.create_task(trimmer.run()))
         self.engine.keep_journal(self.journal)
-        self.lead()
+        try:
+            self.lead()
+        except Exception as exc:  # a leader half taken over (no watchdog) must not serve
+            log.exception("cluster: taking over failed")
+            return self.lost(f"taking over failed: {exc!r}")
         self.leader = json.loads(value)
         self.watchdog()
         log.info("cluster %s: %s leads (fence %d): %d jobs, log up to %d, next id %d",
