@@ -1,8 +1,9 @@
 """The cluster's fault run (issue 27): 3 etcd members and 3 nodes on 127.0.0.11-13,
-HAProxy in front, producers and workers through it; faults one after another with
+HAProxy in front, producers and workers through it (beanstalkd), a Workq and a qless
+client through its other frontends; faults one after another with
 recovery between; then the checks, and a table of fault -> gap between puts.
 
-    python -m bench.cluster_faults [--rounds 3] [--rate 50] [--out FILE.md]
+    python -m bench.cluster_faults [--rounds 3] [--rate 50] [--door-rate 10] [--out FILE.md]
 
 Round 1 is kill -9 of the leader, SIGTERM of it, kill -9 of its whole node (its etcd
 member too), SIGSTOP of it for 8 s, a partition of its address (nftables), a follower's
@@ -13,6 +14,7 @@ disk full; each later round has the leader faults again, with two kill -9s. Run 
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import tempfile
 import time
@@ -33,7 +35,7 @@ class Report:
     verdict: Verdict = field(default_factory=Verdict)
     db_size: int = 0  # the largest seen through the run
     seconds: float = 0.0
-    failures: int = 0  # puts and reserves that had to reconnect
+    failures: int = 0  # calls that had to reconnect
 
     @property
     def problems(self) -> list[str]:
@@ -62,6 +64,9 @@ class Report:
                     f"whose reply was lost; {self.failures} reconnects; "
                     f"etcd dbSize at most {self.db_size / (1 << 20):.1f} MiB; "
                     f"{self.seconds:.0f} s in all")  # fmt: skip
+        for name, (adds, completions) in v.doors.items():
+            rows.append(f"{name} (through its frontend): {adds} adds and {completions} "
+                        "completions acknowledged")  # fmt: skip
         rows.append("problems: " + ("; ".join(self.problems + self.slow) or "none"))
         return "\n".join(rows)
 
@@ -70,7 +75,8 @@ def faults(rounds: int) -> list[Fault]:
     return ONE_OF_EACH + ROUND * (rounds - 1)
 
 
-def fault_run(workdir: Path, rounds: int = 1, rate: float = 50.0, log: bool = False) -> Report:
+def fault_run(workdir: Path, rounds: int = 1, rate: float = 50.0, log: bool = False,
+              door_rate: float = 10.0) -> Report:  # fmt: skip
     """Start everything, run the faults, check, stop everything."""
     started = time.monotonic()
     report = Report()
@@ -78,7 +84,7 @@ def fault_run(workdir: Path, rounds: int = 1, rate: float = 50.0, log: bool = Fa
     run: Run | None = None
     try:
         cluster.settle()
-        run = Run(cluster, Load(cluster.proxy.beanstalkd, 2, 2, rate).start())
+        run = Run(cluster, Load(cluster.proxy, 2, 2, rate, door_rate).start())
         time.sleep(2.0)
         for fault in faults(rounds):
             outcome = fault(run)
@@ -106,11 +112,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=float, default=50.0, help="puts/s per producer (2)")
+    parser.add_argument("--door-rate", type=float, default=10.0,
+                        help="jobs/s the Workq and qless clients each add, complete")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     parser.add_argument("--keep", action="store_true", help="keep the logs' directory")
     args = parser.parse_args()
+    logging.getLogger("beanpod.client").setLevel(logging.ERROR)  # its reconnects: expected
     workdir = Path(tempfile.mkdtemp(prefix="beanpod-faults-"))
-    report = fault_run(workdir, args.rounds, args.rate, log=True)
+    report = fault_run(workdir, args.rounds, args.rate, log=True, door_rate=args.door_rate)
     table = report.table()
     print(table)
     if args.out is not None:
