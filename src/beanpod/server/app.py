@@ -345,6 +345,10 @@ class App:
     def stop(self) -> None:
         self._stopped.set()
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopped.is_set()
+
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
@@ -371,7 +375,9 @@ class App:
         if self.wal is not None:  # flush and fsync; held replies go out first
             from beanpod.durability.wal import close_wal
 
-            await close_wal(self.wal, self.sessions)
+            # every door's sessions stop reading: a Workq or Redis command read after the
+            # log's last append would append after it (on a cluster: after the lease went)
+            await close_wal(self.wal, [*self.sessions, *self.workq_sessions, *self.redis_sessions])
         if self.cluster is not None:  # the leader key goes at once: a follower takes over
             await self.cluster.node.aclose()
 

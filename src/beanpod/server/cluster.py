@@ -155,6 +155,9 @@ class ClusterRole:
     def step_down(self, why: str) -> None:
         """Leadership may be gone: answer nothing more. The process re-executes itself
         (every connection closes with it) and rejoins as a follower."""
+        if self.app.stopping:  # (SIGTERM) the process exits: it must not come back
+            log.error("cluster: leadership lost while stopping (%s)", why)
+            return
         log.error("cluster: stepping down (%s); restarting as a follower", why)
         logging.shutdown()
         sys.stdout.flush()

@@ -3,9 +3,12 @@ kill -9 of it; a follower's doors change nothing and name the leader."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,3 +110,40 @@ def test_the_leaders_doors_answer_nothing_uncommitted(doors: DoorNodes, etcd: Et
     new = doors.leader(seconds=60)
     with doors.workq(new) as c:  # the cluster serves Workq again
         c.add(new_id(), "q", 60_000, 600_000, b"later")
+
+
+def test_sigterm_of_the_leader_under_workq_and_redis_load_exits(doors: DoorNodes) -> None:
+    """SIGTERM while Workq and Redis clients send: the leader stops reading every door
+    before its log's last append, gives the key up and exits (it used to go on reading
+    Workq and Redis commands, append after giving the key up, be fenced out and re-execute
+    itself as a follower: SIGTERM did not stop it)."""
+    leader = doors.leader()
+    doors.followers_agree(leader)
+    stop = threading.Event()
+    acked: list[str] = []
+
+    def send() -> None:
+        with contextlib.suppress(Exception), doors.workq(leader) as c:
+            client = doors.qless(leader)
+            while not stop.is_set():
+                job_id = new_id()
+                c.add(job_id, "q", 60_000, 600_000, b"x")
+                acked.append(job_id)
+                client.queues["door"].put(KLASS, {}, jid=job_id)
+
+    senders = [threading.Thread(target=send) for _ in range(4)]
+    for thread in senders:
+        thread.start()
+    while len(acked) < 100:
+        time.sleep(0.01)
+    assert leader.process is not None
+    leader.process.terminate()
+    try:
+        assert leader.process.wait(30) == 0
+    finally:
+        stop.set()
+        for thread in senders:
+            thread.join(30)
+    new = doors.leader(besides=leader)
+    with doors.workq(new) as c:  # every acknowledged add is on the new leader
+        assert all(c.inspect_job(job_id)["state"] == b"0" for job_id in acked)
