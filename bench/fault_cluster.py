@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import etcd_gateway
 from bench.cluster_nodes import Node, Nodes
 from bench.cluster_proxy import Proxy
 from bench.etcd_members import HOSTS, EtcdMembers, Member, etcdctl, raft_leader
@@ -65,12 +66,28 @@ class Machine:
         return [p.pid for p in (self.member.process, self.node.process) if p is not None]
 
 
+@dataclass(frozen=True)
+class Trimming:
+    """Every node keeps checkpoints (-b DIR) and the leader trims the log below them."""
+
+    checkpoint_batches: int = 200
+    trim_every: float = 2.0
+    defrag_every: float = 30.0
+
+    def options(self) -> tuple[str, ...]:
+        return ("--checkpoint-batches", str(self.checkpoint_batches), "--trim-every",
+                str(self.trim_every), "--defrag-every", str(self.defrag_every))  # fmt: skip
+
+
 class FaultCluster:
-    def __init__(self, workdir: Path, name: str = "faults") -> None:
+    def __init__(self, workdir: Path, name: str = "faults",
+                 trimming: Trimming | None = None) -> None:  # fmt: skip
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
         self.members = EtcdMembers(workdir, options=ETCD_TIMING)
         self.nodes = Nodes("", name, workdir)
+        if trimming is not None:
+            self.nodes.checkpoints, self.nodes.extra = True, trimming.options()
         self.machines: list[Machine] = []
         self.haproxy: Proxy | None = None
         try:
@@ -146,6 +163,18 @@ class FaultCluster:
             except OSError:
                 continue  # a member down or cut off just now
         return max(sizes)
+
+    def trims(self) -> tuple[int, int]:
+        """(how many times the log was trimmed, log keys left): read from a live member
+        (the `trim` key is written once per trim)."""
+        prefix = f"/beanpod/{self.nodes.name}/"
+        for member in self.members.members:
+            try:
+                return (etcd_gateway.version(member.client, prefix + "trim"),
+                        etcd_gateway.count(member.client, prefix + "log/"))  # fmt: skip
+            except OSError:
+                continue
+        return 0, 0
 
     def stop(self) -> None:
         if self.haproxy is not None:
