@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from beanpod.protocols.workq.wire import DEFAULT_PORT as WORKQ_PORT
 from bench.etcd_members import HOSTS, free_port, have_etcd
 
 # every test module here: `pytestmark = needs_etcd`
@@ -32,10 +33,34 @@ class Node:
     process: subprocess.Popen[bytes] | None = None
     gid: int | None = None  # run with this group (the fault run tells machines apart by it)
     options: tuple[str, ...] = ()  # more serve options (the fault run's --events DIR)
+    workq: int | None = None  # its Workq door's port (--workq-port; None: the default's)
+    redis: int | None = None  # its Redis door's port (--redis-port; None: no door)
+
+    @classmethod
+    def fresh(cls, index: int, host: str, workdir: Path, gid: int | None = None) -> Node:
+        """Node n<index> on `host`, every listener (clients, HTTP, Workq, Redis) on a
+        free port, logging to WORKDIR/n<index>.log."""
+        ports = [free_port(host) for _ in range(4)]
+        return cls(f"n{index}", host, ports[0], ports[1], workdir / f"n{index}.log", gid=gid,
+                   workq=ports[2], redis=ports[3])  # fmt: skip
 
     @property
     def address(self) -> tuple[str, int]:
         return self.host, self.port
+
+    def key_value(self) -> dict[str, str]:
+        """Its leader key's value (GET /leader's body) once it leads: its address and
+        those of its Workq and Redis doors."""
+        value = {"node": self.node_id, "address": f"{self.host}:{self.port}",
+                 "workq": f"{self.host}:{self.workq or WORKQ_PORT}"}  # fmt: skip
+        if self.redis is not None:
+            value["redis"] = f"{self.host}:{self.redis}"
+        return value
+
+    def doors(self) -> list[str]:
+        """The serve options opening its Workq and Redis doors on their ports."""
+        workq = [] if self.workq is None else ["--workq-port", str(self.workq)]
+        return workq + ([] if self.redis is None else ["--redis-port", str(self.redis)])
 
     def leader(self) -> tuple[int, dict[str, object]] | None:
         """GET /leader: (status, body), or None while the node does not answer."""
@@ -70,9 +95,8 @@ class Nodes:
     checkpoints: bool = False  # each node keeps its checkpoints in -b WORKDIR/<node id>
 
     def start(self) -> Nodes:
-        for index, host in enumerate(HOSTS):
-            node = Node(f"n{index + 1}", host, free_port(host), free_port(host),
-                        self.workdir / f"n{index + 1}.log")  # fmt: skip
+        for index, host in enumerate(HOSTS, 1):
+            node = Node.fresh(index, host, self.workdir)
             self.nodes.append(node)
             self.launch(node)
         return self
@@ -83,7 +107,7 @@ class Nodes:
             [sys.executable, "-m", "beanpod", "serve", "--cluster",
              f"etcd://{self.etcd}/{self.name}", "--node-id", node.node_id, "-l", node.host,
              "-p", str(node.port), "--http", f"{node.host}:{node.http}",
-             *self.node_options(node), *node.options],
+             *node.doors(), *self.node_options(node), *node.options],
             stdout=log, stderr=subprocess.STDOUT,
             group=node.gid, extra_groups=[] if node.gid else None,
         )  # fmt: skip
@@ -112,7 +136,7 @@ class Nodes:
     def followers_agree(self, leader: Node, seconds: float = 30) -> None:
         """Every other live node serves and answers 503 naming `leader`."""
         deadline = time.monotonic() + seconds
-        named = {"node": leader.node_id, "address": f"{leader.host}:{leader.port}"}
+        named = leader.key_value()
         for node in self.nodes:
             if node is leader or not node.alive():
                 continue

@@ -133,15 +133,14 @@ def on_cluster(workdir: Path, seconds: float) -> dict[str, float]:
     """The load through HAProxy to a fresh cluster (fresh etcd members too)."""
     workdir.mkdir(parents=True)
     members = EtcdMembers(workdir / "etcd", options=ETCD_TIMING).start()
-    nodes = Nodes(members.endpoints, "throughput", workdir, extra=("--workq-port", "off"),
-                  checkpoints=True)  # fmt: skip
+    nodes = Nodes(members.endpoints, "throughput", workdir, checkpoints=True)
     proxy = None
     try:
         nodes.start()
         nodes.followers_agree(nodes.leader())
-        proxy = Proxy(nodes, workdir / "haproxy.log")
+        proxy = Proxy(nodes.nodes, workdir / "haproxy.log")
         proxy.wait_serving()
-        return measure(proxy.address, seconds)
+        return measure(proxy.beanstalkd, seconds)
     finally:
         if proxy is not None:
             proxy.stop()

@@ -1,6 +1,6 @@
 """What the cluster's trim tests and figures read from etcd, through a member's JSON
 gateway (urllib: no client library): key counts, a key's value, whether an old revision
-was compacted away, each member's database size."""
+was compacted away, a key's version, each member's database size."""
 
 from __future__ import annotations
 
@@ -39,6 +39,12 @@ def count(member: str, prefix: str) -> int:
 def value(member: str, key: str) -> str | None:
     kvs = call(member, "/v3/kv/range", {"key": b64(key)}).get("kvs", [])
     return base64.b64decode(kvs[0]["value"]).decode() if kvs else None
+
+
+def version(member: str, key: str) -> int:
+    """How many times `key` was written since it was created (0: absent)."""
+    kvs = call(member, "/v3/kv/range", {"key": b64(key)}).get("kvs", [])
+    return int(kvs[0].get("version", 0)) if kvs else 0
 
 
 def compacted(member: str, prefix: str, revision: int = 1) -> bool:

@@ -1,7 +1,9 @@
 """The fault run's verdicts, once the load has stopped: every acknowledged put is either
 acknowledged deleted or still on the last leader with its body (peeked through the
 proxy); no acknowledged delete is undone; ids are unique, and rising per producer; a
-woken or cut-off old leader acknowledged nothing (bench/fault_probe.py)."""
+woken or cut-off old leader acknowledged nothing (bench/fault_probe.py). The Workq and
+qless clients alike: every acknowledged add/put is there, every acknowledged completion
+is still complete, and no job was handed out again after its completion."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from bench.fault_doors import DoorClient
 from bench.fault_load import Load
 
 CHUNK = 500  # peeks pipelined per round trip
@@ -42,6 +45,7 @@ class Verdict:
     deleted: int = 0
     left: int = 0  # acknowledged, not deleted, still there
     unknown: int = 0  # deleted by a delete whose reply was lost (not acknowledged)
+    doors: dict[str, tuple[int, int]] = field(default_factory=dict)  # adds, completions
     problems: list[str] = field(default_factory=list)
 
     def check(self, ok: bool, problem: str) -> None:
@@ -70,4 +74,19 @@ def judge(load: Load, proxy: tuple[str, int]) -> Verdict:
     undone = [jid for jid in deleted if now[jid] is not None]
     verdict.check(not undone, f"{len(undone)} acknowledged deletes undone: {undone[:5]}")
     verdict.left = sum(1 for jid in bodies if now[jid] is not None)
+    for door in load.doors:
+        judge_door(door, verdict)
     return verdict
+
+
+def judge_door(door: DoorClient, verdict: Verdict) -> None:
+    """A Workq or qless client's acknowledgements, against its jobs' states now."""
+    verdict.doors[door.name] = len(door.acked), len(door.completed)
+    now = door.states(sorted(set(door.acked) | set(door.completed)))
+    lost = [job for job in door.acked if now[job] is None]
+    verdict.check(not lost, f"{door.name}: {len(lost)} acknowledged adds lost: {lost[:5]}")
+    undone = [job for job in door.completed if now[job] != door.done]
+    verdict.check(not undone, f"{door.name}: {len(undone)} acknowledged completions undone: "
+                              f"{[(job, now[job]) for job in undone[:5]]}")  # fmt: skip
+    verdict.check(not door.again, f"{door.name}: {len(door.again)} jobs handed out again "
+                                  f"after their completion: {door.again[:5]}")  # fmt: skip

@@ -18,17 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import etcd_gateway
 from bench.cluster_nodes import Node, Nodes
-from bench.etcd_members import (
-    HOSTS,
-    EtcdMembers,
-    Member,
-    etcdctl,
-    free_port,
-    raft_leader,
-)  # fmt: skip
+from bench.cluster_proxy import Proxy
+from bench.etcd_members import HOSTS, EtcdMembers, Member, etcdctl, raft_leader
 
-CONFIG = Path(__file__).parents[1] / "deploy" / "haproxy-cluster.cfg"
 # etcd's Raft timing for one LAN (here loopback): a heartbeat every 50 ms, an election after
 # 500 ms without one (defaults: 100 / 1000 ms). When the cut-off or killed member was etcd's
 # leader, the node's lease outlives it by an election plus one election timeout (etcd gives
@@ -64,22 +58,38 @@ class Machine:
 
     def ports(self) -> list[int]:
         """Every port its processes listen on."""
-        member = self.member
-        return [member.client_port, member.peer_port, self.node.port, self.node.http]
+        member, node = self.member, self.node
+        doors = [port for port in (node.workq, node.redis) if port is not None]
+        return [member.client_port, member.peer_port, node.port, node.http, *doors]
 
     def pids(self) -> list[int]:
         return [p.pid for p in (self.member.process, self.node.process) if p is not None]
 
 
+@dataclass(frozen=True)
+class Trimming:
+    """Every node keeps checkpoints (-b DIR) and the leader trims the log below them."""
+
+    checkpoint_batches: int = 200
+    trim_every: float = 2.0
+    defrag_every: float = 30.0
+
+    def options(self) -> tuple[str, ...]:
+        return ("--checkpoint-batches", str(self.checkpoint_batches), "--trim-every",
+                str(self.trim_every), "--defrag-every", str(self.defrag_every))  # fmt: skip
+
+
 class FaultCluster:
-    def __init__(self, workdir: Path, name: str = "faults") -> None:
+    def __init__(self, workdir: Path, name: str = "faults",
+                 trimming: Trimming | None = None) -> None:  # fmt: skip
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
         self.members = EtcdMembers(workdir, options=ETCD_TIMING)
         self.nodes = Nodes("", name, workdir)
+        if trimming is not None:
+            self.nodes.checkpoints, self.nodes.extra = True, trimming.options()
         self.machines: list[Machine] = []
-        self.proxy = ("127.0.0.1", free_port("127.0.0.1"))
-        self.haproxy: subprocess.Popen[bytes] | None = None
+        self.haproxy: Proxy | None = None
         try:
             self._start()
         except BaseException:
@@ -91,21 +101,16 @@ class FaultCluster:
         self.members.start(gids=gids)
         self.nodes.etcd = self.members.endpoints
         for member, host, gid in zip(self.members.members, HOSTS, gids, strict=True):
-            node = Node(f"n{len(self.machines) + 1}", host, free_port(host), free_port(host),
-                        self.workdir / f"n{len(self.machines) + 1}.log", gid=gid)  # fmt: skip
+            node = Node.fresh(len(self.machines) + 1, host, self.workdir, gid)
             self.nodes.nodes.append(node)
             self.machines.append(Machine(member, node))
             self.nodes.launch(node)
-        self.haproxy = self._haproxy()
+        self.haproxy = Proxy(self.nodes.nodes, self.workdir / "haproxy.log")
 
-    def _haproxy(self) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "BEANPOD_PROXY": f"{self.proxy[0]}:{self.proxy[1]}"}
-        for index, node in enumerate(self.nodes.nodes, 1):
-            env[f"BEANPOD_NODE{index}"] = f"{node.host}:{node.port}"
-            env[f"BEANPOD_NODE{index}_HTTP"] = str(node.http)
-        with (self.workdir / "haproxy.log").open("ab") as log:
-            return subprocess.Popen(["haproxy", "-f", str(CONFIG), "-db"], env=env,
-                                    stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    @property
+    def proxy(self) -> Proxy:
+        assert self.haproxy is not None
+        return self.haproxy
 
     # ---- who is where --------------------------------------------------------------------
 
@@ -159,10 +164,21 @@ class FaultCluster:
                 continue  # a member down or cut off just now
         return max(sizes)
 
+    def trims(self) -> tuple[int, int]:
+        """(how many times the log was trimmed, log keys left): read from a live member
+        (the `trim` key is written once per trim)."""
+        prefix = f"/beanpod/{self.nodes.name}/"
+        for member in self.members.members:
+            try:
+                return (etcd_gateway.version(member.client, prefix + "trim"),
+                        etcd_gateway.count(member.client, prefix + "log/"))  # fmt: skip
+            except OSError:
+                continue
+        return 0, 0
+
     def stop(self) -> None:
         if self.haproxy is not None:
-            self.haproxy.terminate()
-            self.haproxy.wait(10)
+            self.haproxy.stop()
         self.nodes.stop()
         self.members.stop()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.fault_cluster import FaultCluster, Machine
 
-SIZE = "4m"
+SIZE = "64m"  # room for a peer's checkpoint once freed (a long run's outgrew 4 MiB)
 FILLER = "filler"
 
 

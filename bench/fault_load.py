@@ -1,6 +1,7 @@
 """The fault run's load, through HAProxy: producers putting at a steady rate, recording
 every acknowledged put (id, body, when); workers reserving and deleting, recording every
-acknowledged delete (and the body they were handed). Any failure (a closed connection,
+acknowledged delete (and the body they were handed); a Workq and a qless client
+(bench/fault_doors.py). Any failure (a closed connection,
 an unexpected reply) counts and the thread reconnects through the proxy: a put whose
 reply was lost is not recorded (its outcome is unknown: at-least-once)."""
 
@@ -11,6 +12,9 @@ import threading
 import time
 
 import greenstalk
+
+from bench.cluster_proxy import Proxy
+from bench.fault_doors import DoorClient, QlessLoad, WorkqLoad
 
 RECONNECT_SECONDS = 0.02
 
@@ -87,11 +91,15 @@ class Worker(threading.Thread):
 
 
 class Load:
-    """Producers and workers, started and stopped together."""
+    """Producers and workers (beanstalkd), a Workq and a qless client, each through its
+    frontend of the proxy, started and stopped together."""
 
-    def __init__(self, proxy: tuple[str, int], producers: int, workers: int, rate: float) -> None:
-        self.producers = [Producer(f"p{i}", proxy, rate) for i in range(producers)]
-        self.workers = [Worker(f"w{i}", proxy) for i in range(workers)]
+    def __init__(self, proxy: Proxy, producers: int, workers: int, rate: float,
+                 door_rate: float = 10.0) -> None:  # fmt: skip
+        self.producers = [Producer(f"p{i}", proxy.beanstalkd, rate) for i in range(producers)]
+        self.workers = [Worker(f"w{i}", proxy.beanstalkd) for i in range(workers)]
+        self.doors: list[DoorClient] = [WorkqLoad("workq", proxy.workq, door_rate),
+                                        QlessLoad("qless", proxy.redis, door_rate)]  # fmt: skip
 
     def start(self) -> Load:
         for thread in self.threads():
@@ -104,11 +112,11 @@ class Load:
         for thread in self.threads():
             thread.join(30)
 
-    def threads(self) -> list[Producer | Worker]:
-        return [*self.producers, *self.workers]
+    def threads(self) -> list[Producer | Worker | DoorClient]:
+        return [*self.producers, *self.workers, *self.doors]
 
     def failures(self) -> int:
-        """Puts and reserves that had to reconnect."""
+        """Calls that had to reconnect."""
         return sum(thread.failures for thread in self.threads())
 
     def put_times(self) -> list[float]:

@@ -5,8 +5,11 @@
 #   deploy/cluster-try.sh [WORKDIR]      (Debian: apt-get install etcd-server haproxy)
 #
 #   etcd members   127.0.0.11-13:2379 (peers :2380)
-#   beanpod nodes  127.0.0.11-13:11300, HTTP :8080 (GET /leader)
-#   HAProxy        127.0.0.1:11300 -> the leader (clients connect here)
+#   beanpod nodes  127.0.0.11-13:11300 (beanstalkd), :9922 (Workq), :6379 (Redis/qless),
+#                  HTTP :8080 (GET /leader)
+#   HAProxy        127.0.0.1:11300, :9922, :6379 -> that door of the leader (clients
+#                  connect here; BEANPOD_PROXY, BEANPOD_PROXY_WORKQ, BEANPOD_PROXY_REDIS
+#                  move them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d /tmp/beanpod-cluster.XXXXXX)}
@@ -34,15 +37,20 @@ etcd_endpoints=127.0.0.11:2379,127.0.0.12:2379,127.0.0.13:2379
 for i in 1 2 3; do
   host=${hosts[$((i - 1))]}
   python3 -m beanpod serve --cluster "etcd://$etcd_endpoints/try" --node-id "n$i" \
-    -l "$host" -p 11300 --http "$host:8080" -b "$work/n$i" >"$work/n$i.log" 2>&1 &
+    -l "$host" -p 11300 --workq-port 9922 --redis-port 6379 --http "$host:8080" \
+    -b "$work/n$i" >"$work/n$i.log" 2>&1 &
   pids+=($!)
-  export "BEANPOD_NODE$i=$host:11300" "BEANPOD_NODE${i}_HTTP=8080"
+  export "BEANPOD_NODE$i=$host:11300" "BEANPOD_NODE${i}_HTTP=8080" \
+    "BEANPOD_NODE${i}_WORKQ=$host:9922" "BEANPOD_NODE${i}_REDIS=$host:6379"
 done
 export BEANPOD_PROXY=${BEANPOD_PROXY:-127.0.0.1:11300}
+export BEANPOD_PROXY_WORKQ=${BEANPOD_PROXY_WORKQ:-127.0.0.1:9922}
+export BEANPOD_PROXY_REDIS=${BEANPOD_PROXY_REDIS:-127.0.0.1:6379}
 haproxy -f deploy/haproxy-cluster.cfg -db >"$work/haproxy.log" 2>&1 &
 pids+=($!)
 
-echo "cluster up (logs in $work): clients connect to $BEANPOD_PROXY"
+echo "cluster up (logs in $work): clients connect to $BEANPOD_PROXY (beanstalkd)," \
+  "$BEANPOD_PROXY_WORKQ (Workq), $BEANPOD_PROXY_REDIS (Redis: qless)"
 for i in 1 2 3; do echo "  node n$i: pid ${pids[$((i + 2))]}, GET http://${hosts[$((i - 1))]}:8080/leader"; done
 echo "try: kill -9 the leader's pid, then keep using $BEANPOD_PROXY; Ctrl-C stops everything"
 wait

@@ -208,7 +208,10 @@ class App:
         if self.events is not None:  # before qless takes its locks back (reserve events)
             from beanpod.server.cut_reservations import close_cut_reservations
 
-            close_cut_reservations(self.engine, self.events, now)
+            try:
+                close_cut_reservations(self.engine, self.events, now)
+            except OSError as exc:  # (a full disk) the queue must still serve every job
+                self._event_log_failed(exc)
         self.qless.reattach(now)  # index qless jobs the log restored
         self.workq.reattach(now)  # index Workq jobs the log restored, if any
         self.rearm()  # their TTL timers
@@ -347,6 +350,10 @@ class App:
     def stop(self) -> None:
         self._stopped.set()
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopped.is_set()
+
     async def serve_until_stopped(self) -> None:
         await self._stopped.wait()
         log.info("shutting down")
@@ -374,7 +381,9 @@ class App:
         if self.wal is not None:  # flush and fsync; held replies go out first
             from beanpod.durability.wal import close_wal
 
-            await close_wal(self.wal, self.sessions)
+            # every door's sessions stop reading: a Workq or Redis command read after the
+            # log's last append would append after it (on a cluster: after the lease went)
+            await close_wal(self.wal, [*self.sessions, *self.workq_sessions, *self.redis_sessions])
         if self.cluster is not None:  # the leader key goes at once: a follower takes over
             await self.cluster.node.aclose()
 

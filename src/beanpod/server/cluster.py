@@ -32,6 +32,7 @@ from beanpod.server.startup import EXIT_USAGE, StartupError
 if TYPE_CHECKING:
     from beanpod.protocols.beanstalkd.context import Context, Dialect
     from beanpod.server.app import App
+    from beanpod.server.config import ServerConfig
 
 log = logging.getLogger("beanpod.cluster")
 SCHEME = "etcd://"
@@ -46,6 +47,15 @@ def parse_cluster(url: str) -> tuple[tuple[str, ...], str]:
     if not endpoints or not name or "/" in name:
         raise ValueError(f"--cluster {url!r}: expected etcd://HOST:PORT[,HOST:PORT...]/NAME")
     return tuple(endpoints), name
+
+
+def door_addresses(config: ServerConfig) -> dict[str, str]:
+    """This node's Workq and Redis doors as HOST:PORT, for its leader key ("workq",
+    "redis"): those it serves on a port named (port 0's is not known yet when the node
+    may first campaign)."""
+    doors = {"workq": (config.address, config.workq_port),
+             "redis": (config.redis_host, config.redis_port)}  # fmt: skip
+    return {door: f"{host}:{port}" for door, (host, port) in doors.items() if port}
 
 
 class FollowerSession(asyncio.Protocol):
@@ -92,7 +102,8 @@ class ClusterRole:
         if directory is not None:
             checkpoint.claim(directory, name)
         settings = ClusterSettings(
-            endpoints, name, node_id, f"{config.address}:{config.port}", directory=directory,
+            endpoints, name, node_id, f"{config.address}:{config.port}", door_addresses(config),
+            directory=directory,
             http=None if app.http is None else app.http.address,
             token=read_token(config.http_token_file), checkpoint_batches=config.checkpoint_batches,
             trim_every=config.trim_every, defrag_every=config.defrag_every,
@@ -152,6 +163,9 @@ class ClusterRole:
     def step_down(self, why: str) -> None:
         """Leadership may be gone: answer nothing more. The process re-executes itself
         (every connection closes with it) and rejoins as a follower."""
+        if self.app.stopping:  # (SIGTERM) the process exits: it must not come back
+            log.error("cluster: leadership lost while stopping (%s)", why)
+            return
         log.error("cluster: stepping down (%s); restarting as a follower", why)
         logging.shutdown()
         sys.stdout.flush()

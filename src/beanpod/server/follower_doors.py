@@ -2,10 +2,11 @@
 
 A follower's engine only folds the log (its jobs are not placed), so it serves no
 command of these doors: each is answered with one error line naming the leader as last
-seen, in the words the protocol has for it, and the connection stays open (a client may
-ask again once this node leads; `lead` closes it then, so it reconnects to a session of
-the leader). Workq: `-SERVER-ERROR Not the leader (leader: n1 at 127.0.0.11:11300)`;
-Redis: `-READONLY Not the leader (...)` (server/redis_door.py: it loads with the door).
+seen, at its address for that door, in the words the protocol has for it, and the
+connection stays open (a client may ask again once this node leads; `lead` closes it
+then, so it reconnects to a session of the leader). Workq: `-SERVER-ERROR Not the leader
+(leader: n1 at 127.0.0.11:9922)`; Redis: `-READONLY Not the leader (leader: n1 at
+127.0.0.11:6379)` (server/redis_door.py: it loads with the door).
 """
 
 from __future__ import annotations
@@ -21,11 +22,17 @@ from beanpod.protocols.workq.commands import Rejected as WorkqRejected
 Leader = Callable[[], "dict[str, str] | None"]  # the leader as last seen, if any
 
 
-def leader_words(leader: dict[str, str] | None) -> str:
-    """`leader: n1 at 127.0.0.11:11300` (its beanstalkd address, as GET /leader shows)."""
+def leader_words(leader: dict[str, str] | None, door: str) -> str:
+    """`leader: n1 at 127.0.0.11:9922`: the leader's address for this door ("workq",
+    "redis": its leader key names them). A leader that names none for it (started with
+    that door on port 0, or of a version before) is named by its beanstalkd address,
+    marked so."""
     if leader is None:
         return "leader: not known yet"
-    return f"leader: {leader.get('node', '?')} at {leader.get('address', '?')}"
+    node = leader.get("node", "?")
+    if door in leader:
+        return f"leader: {node} at {leader[door]}"
+    return f"leader: {node} at {leader.get('address', '?')} (beanstalkd)"
 
 
 class FollowerDoor(asyncio.Protocol):
@@ -77,7 +84,7 @@ class FollowerWorkq(FollowerDoor):
     def refuse(self, request: Any) -> tuple[bytes, bool]:
         if isinstance(request, WorkqRejected):  # framing errors keep the reference's replies
             return request.reply, request.close
-        text = f"{workq_wire.NOT_LEADER} ({leader_words(self.leader())})"
+        text = f"{workq_wire.NOT_LEADER} ({leader_words(self.leader(), 'workq')})"
         return workq_wire.server_error(text), False
 
 

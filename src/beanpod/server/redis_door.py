@@ -62,4 +62,4 @@ class FollowerRedis(FollowerDoor):
             return dispatch(cast("Session", self), request) or b"", verb == b"quit"
         if self.door.password is not None and not self.authed:
             return NOAUTH, False
-        return w.error(f"READONLY Not the leader ({leader_words(self.leader())})"), False
+        return w.error(f"READONLY Not the leader ({leader_words(self.leader(), 'redis')})"), False

@@ -16,7 +16,7 @@ class Readiness:
 
     serving: bool = False
     progress: Callable[[], tuple[int, int]] = lambda: (0, 0)
-    # GET /leader, on a cluster's node: (this node leads, the leader's {"node", "address"}
+    # GET /leader, on a cluster's node: (this node leads, the leader's {"node", "address", ...}
     # as last seen); None on a single node
     leader: Callable[[], tuple[bool, dict[str, str] | None]] | None = None
     # GET /cluster/checkpoint, on a cluster's node: the file of its latest checkpoint

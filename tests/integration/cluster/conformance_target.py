@@ -78,22 +78,22 @@ class Pair:
 
 def start_pair(etcd: EtcdMembers, workdir: Path, z: int | None) -> Pair:
     workdir.mkdir(parents=True)
-    extra = ("--workq-port", "off") + (("-z", str(z)) if z is not None else ())
+    extra = ("-z", str(z)) if z is not None else ()
     nodes = Nodes(etcd.endpoints, f"conformance-{workdir.name}", workdir, extra=extra).start()
-    proxy = Proxy(nodes, workdir / "haproxy.log")
+    proxy = Proxy(nodes.nodes, workdir / "haproxy.log")
     reference = Server("beanstalkd", z)
     try:
         reference.start()
         nodes.followers_agree(nodes.leader())
         time.sleep(0.5)  # HAProxy's checks (every 200 ms) have marked the followers down
-        for port in (proxy.address[1], reference.port):
+        for port in (proxy.beanstalkd[1], reference.port):
             assert probe(port), f"the probe through port {port} failed: see {workdir}"
     except BaseException:
         proxy.stop()
         nodes.stop()
         reference.stop()
         raise
-    candidate = Server("cluster", z, port=proxy.address[1])
+    candidate = Server("cluster", z, port=proxy.beanstalkd[1])
     return Pair(nodes, proxy, reference, candidate)
 
 

@@ -1,4 +1,5 @@
-"""Three cluster nodes that also open their Workq and Redis doors (each its own ports)."""
+"""Three cluster nodes with clients of their Workq and Redis doors (each node opens both
+on ports of its own: bench/cluster_nodes.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cluster_nodes import Node, Nodes
-from bench.etcd_members import EtcdMembers, free_port
+from bench.etcd_members import EtcdMembers
 
 from beanpod.client.workq import Client as WorkqClient
 
@@ -16,17 +17,13 @@ _names = itertools.count()
 
 
 class DoorNodes(Nodes):
-    doors: dict[str, tuple[int, int]]  # node id -> (Workq port, Redis port)
-
-    def node_options(self, node: Node) -> list[str]:
-        if not hasattr(self, "doors"):
-            self.doors = {}
-        ports = self.doors.setdefault(node.node_id, (free_port(node.host), free_port(node.host)))
-        return [*super().node_options(node), "--workq-port", str(ports[0]),
-                "--redis-port", str(ports[1])]  # fmt: skip
-
     def workq_address(self, node: Node) -> tuple[str, int]:
-        return node.host, self.doors[node.node_id][0]
+        assert node.workq is not None
+        return node.host, node.workq
+
+    def redis_address(self, node: Node) -> tuple[str, int]:
+        assert node.redis is not None
+        return node.host, node.redis
 
     def workq(self, node: Node) -> WorkqClient:
         """A Workq client of this node alone that fails fast (no reconnect, no resend)."""
@@ -34,11 +31,16 @@ class DoorNodes(Nodes):
 
     def qless(self, node: Node) -> Any:
         """qless-py's client through this node's Redis door."""
-        import qless
+        return qless_client(self.redis_address(node))
 
-        client = qless.Client(f"redis://{node.host}:{self.doors[node.node_id][1]}")
-        client.worker_name = "w1"
-        return client
+
+def qless_client(address: tuple[str, int]) -> Any:
+    """qless-py's client of a Redis door (a node's, or HAProxy's frontend), worker `w1`."""
+    import qless
+
+    client = qless.Client(f"redis://{address[0]}:{address[1]}")
+    client.worker_name = "w1"
+    return client
 
 
 def door_cluster(etcd: EtcdMembers, tmp_path: Path) -> Iterator[DoorNodes]:

@@ -3,9 +3,12 @@ kill -9 of it; a follower's doors change nothing and name the leader."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,20 +63,26 @@ def test_workq_and_qless_jobs_survive_kill_of_the_leader(doors: DoorNodes) -> No
 
 
 def test_a_followers_doors_change_nothing_and_name_the_leader(doors: DoorNodes) -> None:
+    """Each door's refusal names the leader's address for that door (its leader key and
+    GET /leader carry them beside the beanstalkd address)."""
     leader = doors.leader()
-    doors.followers_agree(leader)
+    doors.followers_agree(leader)  # their /leader: 503 naming all three of its doors
+    assert leader.leader() == (200, leader.key_value())
+    assert {"workq", "redis"} <= set(leader.key_value())
     follower = next(node for node in doors.nodes if node is not leader)
-    named = f"leader: {leader.node_id} at {leader.host}:{leader.port}"
+    workq_at, redis_at = f"{leader.host}:{leader.workq}", f"{leader.host}:{leader.redis}"
     job_id = new_id()
     with doors.workq(follower) as c:
-        with pytest.raises(ServerError, match=f"Not the leader \\({named}\\)"):
+        named = f"leader: {leader.node_id} at {workq_at}"
+        with pytest.raises(ServerError, match=f"^Not the leader \\({named}\\)$"):
             c.add(job_id, "q", 60_000, 600_000, b"refused")
-        with pytest.raises(ServerError, match="Not the leader"):  # the connection stays
-            c.inspect_queue("q")
+        with pytest.raises(ServerError, match=f"^Not the leader \\({named}\\)$"):
+            c.inspect_queue("q")  # the connection stays
+    named = f"leader: {leader.node_id} at {redis_at}"
     client = doors.qless(follower)
     with pytest.raises(qless.exceptions.QlessException, match=f"Not the leader \\({named}\\)"):
         client.queues["door"].put(KLASS, {}, jid="refused")  # qless-py wraps ReadOnlyError
-    with pytest.raises(redis.exceptions.ReadOnlyError, match=named):
+    with pytest.raises(redis.exceptions.ReadOnlyError, match=f"^Not the leader \\({named}\\)$"):
         client.redis.get("any")
     assert client.redis.ping() is True  # the door still answers PING
     with doors.workq(leader) as c, pytest.raises(NotFound):
@@ -86,7 +95,7 @@ def test_the_leaders_doors_answer_nothing_uncommitted(doors: DoorNodes, etcd: Et
     beanstalkd put's): the leader steps down and both connections close unanswered."""
     leader = doors.leader()
     workq = socket.create_connection(doors.workq_address(leader), timeout=30)
-    door = socket.create_connection((leader.host, doors.doors[leader.node_id][1]), timeout=30)
+    door = socket.create_connection(doors.redis_address(leader), timeout=30)
     pids = [m.process.pid for m in etcd.members if m.process is not None]
     for pid in pids:  # etcd stalls: the add's append cannot commit
         os.kill(pid, signal.SIGSTOP)
@@ -101,3 +110,40 @@ def test_the_leaders_doors_answer_nothing_uncommitted(doors: DoorNodes, etcd: Et
     new = doors.leader(seconds=60)
     with doors.workq(new) as c:  # the cluster serves Workq again
         c.add(new_id(), "q", 60_000, 600_000, b"later")
+
+
+def test_sigterm_of_the_leader_under_workq_and_redis_load_exits(doors: DoorNodes) -> None:
+    """SIGTERM while Workq and Redis clients send: the leader stops reading every door
+    before its log's last append, gives the key up and exits (it used to go on reading
+    Workq and Redis commands, append after giving the key up, be fenced out and re-execute
+    itself as a follower: SIGTERM did not stop it)."""
+    leader = doors.leader()
+    doors.followers_agree(leader)
+    stop = threading.Event()
+    acked: list[str] = []
+
+    def send() -> None:
+        with contextlib.suppress(Exception), doors.workq(leader) as c:
+            client = doors.qless(leader)
+            while not stop.is_set():
+                job_id = new_id()
+                c.add(job_id, "q", 60_000, 600_000, b"x")
+                acked.append(job_id)
+                client.queues["door"].put(KLASS, {}, jid=job_id)
+
+    senders = [threading.Thread(target=send) for _ in range(4)]
+    for thread in senders:
+        thread.start()
+    while len(acked) < 100:
+        time.sleep(0.01)
+    assert leader.process is not None
+    leader.process.terminate()
+    try:
+        assert leader.process.wait(30) == 0
+    finally:
+        stop.set()
+        for thread in senders:
+            thread.join(30)
+    new = doors.leader(besides=leader)
+    with doors.workq(new) as c:  # every acknowledged add is on the new leader
+        assert all(c.inspect_job(job_id)["state"] == b"0" for job_id in acked)

@@ -1,8 +1,9 @@
 """One node of a cluster: its lease, its campaign for the leader key, the follower's
 fold of the log, and the takeover (fold the rest, place the jobs, then journal to etcd).
 
-Keys under /beanpod/<cluster>/: `leader` (JSON {"node", "address"}, on this node's lease;
-its create revision fences every append) and `log/<seq>` (one batch of WAL records).
+Keys under /beanpod/<cluster>/: `leader` (JSON {"node", "address"}, plus "workq" and
+"redis", the leader's other doors, when it serves them; on this node's lease; its create
+revision fences every append) and `log/<seq>` (one batch of WAL records).
 The fold is the restart code's (restore.Restorer): a follower folds each batch as it
 arrives and places the jobs once, when it takes over, as a restart does after replay.
 """
@@ -15,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,9 @@ class ClusterSettings:
     name: str  # the cluster: its keys are under /beanpod/<name>/
     node_id: str
     address: str  # HOST:PORT where this node serves clients (shown by GET /leader)
+    # its other doors' HOST:PORT by name ("workq", "redis"): in the leader key beside
+    # "address", so a follower's refusal on that door names the leader's own
+    doors: dict[str, str] = field(default_factory=dict)
     lease_seconds: int = 2
     keepalive_every: float = 0.3  # several keep-alives per lease
     campaign_every: float = 0.2  # how often a follower tries the leader key
@@ -255,7 +259,8 @@ class ClusterNode:
 
     async def _campaign(self) -> None:
         key = b64(self.leader_key)
-        value = json.dumps({"node": self.settings.node_id, "address": self.settings.address})
+        who = self.settings
+        value = json.dumps({"node": who.node_id, "address": who.address, **who.doors})
         compare = [{"key": key, "target": "CREATE", "create_revision": 0}]
         put = [{"request_put": {"key": key, "value": b64(value), "lease": self.lease}}]
         seen = [{"request_range": {"key": key}}]
@@ -302,7 +307,11 @@ class ClusterNode:
                           self.settings.defrag_every)  # fmt: skip
         self.tasks.append(self.loop.create_task(trimmer.run()))
         self.engine.keep_journal(self.journal)
-        self.lead()
+        try:
+            self.lead()
+        except Exception as exc:  # a leader half taken over (no watchdog) must not serve
+            log.exception("cluster: taking over failed")
+            return self.lost(f"taking over failed: {exc!r}")
         self.leader = json.loads(value)
         self.watchdog()
         log.info("cluster %s: %s leads (fence %d): %d jobs, log up to %d, next id %d",
