@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,33 @@ def test_the_child_gives_up_before_the_rename_when_its_parent_is_gone(tmp_path: 
     _, status = os.waitpid(child.pid, 0)
     assert os.waitstatus_to_exitcode(status) in (0, 1)
     assert checkpoint.read_local(tmp_path) is None
+
+
+def test_a_stopping_node_kills_the_child_instead_of_waiting_for_it(tmp_path: Path) -> None:
+    """Cancelling result() (the node stops) ends the child at once: the reaping thread
+    returns, so the process's exit does not wait for a long encoding."""
+
+    def slow_encoding() -> list[bytes]:
+        time.sleep(60)
+        return []
+
+    async def run() -> None:
+        child = forked.fork(slow_encoding, tmp_path)
+        waiting = asyncio.ensure_future(child.result())
+        await asyncio.sleep(0.2)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        await asyncio.wait_for(asyncio.to_thread(_gone, child.pid), 20)  # (not in 60 s)
+
+    asyncio.run(run())
+    assert not checkpoint.path_of(tmp_path).exists()
+
+
+def _gone(pid: int) -> None:
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)

@@ -59,7 +59,12 @@ class Forked:
     async def result(self) -> int:
         """The checkpoint's size once written (0: abandoned); OSError if it failed."""
         self.abandon()  # (no-op once covered) so the child never waits for a seq forever
-        report, status = await asyncio.to_thread(_reap, self.pid, self.result_fd)
+        try:
+            report, status = await asyncio.to_thread(_reap, self.pid, self.result_fd)
+        except asyncio.CancelledError:  # the node stops: its exit must not wait for the
+            with contextlib.suppress(ProcessLookupError):  # child's encoding (the reaping
+                os.kill(self.pid, signal.SIGKILL)  # thread ends with it)
+            raise
         if report.startswith(b"ok "):
             return int(report[3:])
         if report == b"abandoned" and status == 0:
@@ -105,6 +110,8 @@ def _child(encode: Callable[[], list[bytes]], directory: Path, seq_fd: int,
         seq = _read_seq(seq_fd)
         if seq is None:
             os.write(result_fd, b"abandoned")
+        elif not _parent_there(result_fd):  # (re-exec'd while this encoded: its new image
+            os.write(result_fd, b"parent gone")  # may be writing a checkpoint of its own)
         else:
             size = checkpoint.write(directory, seq, payload, lambda: _parent_there(result_fd))
             os.write(result_fd, b"ok %d" % size if size else b"parent gone")
