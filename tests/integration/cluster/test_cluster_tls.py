@@ -28,7 +28,7 @@ class TlsNodes(Nodes):
 
     def node_options(self, node: Node) -> list[str]:
         ports = self.tls.setdefault(node.node_id, (free_port(node.host), free_port(node.host)))
-        return [*super().node_options(node), "--workq-port", "off",
+        return [*super().node_options(node),
                 "--tls-listen", f"{node.host}:{ports[0]}",
                 "--tls-workq-listen", f"{node.host}:{ports[1]}",
                 "--tls-cert", self.certs.server_cert,
@@ -82,7 +82,7 @@ def test_a_followers_tls_listeners_answer_as_its_plain_ones(nodes: TlsNodes) -> 
     leader = nodes.leader()
     nodes.followers_agree(leader)
     follower = next(node for node in nodes.nodes if node is not leader)
-    named = f"leader: {leader.node_id} at {leader.host}:{leader.port}"
+    named = f"leader: {leader.node_id} at {leader.host}:{leader.workq}"  # its Workq door
     with nodes.connect(follower) as sock:
         assert b"\ncurrent-jobs-ready: 0\n" in ask_stats(sock)  # its own, read-only
         assert ask(sock, b"put 0 0 60 1\r\na\r\n") == b""  # closed, nothing put
