@@ -27,16 +27,16 @@ class Proxy:
         self.beanstalkd, self.workq, self.redis = ((HOST, free_port(HOST)) for _ in range(3))
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                ["haproxy", "-f", str(CONFIG), "-db"], env={**os.environ, **self.env(nodes)},
+                ["haproxy", "-f", str(CONFIG), "-db"], env={**os.environ, **self.env()},
                 stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
 
-    def env(self, nodes: list[Node]) -> dict[str, str]:
+    def env(self) -> dict[str, str]:
         """The variables the config reads (its header lists them)."""
         found = {"BEANPOD_PROXY": _shown(self.beanstalkd),
                  "BEANPOD_PROXY_WORKQ": _shown(self.workq),
                  "BEANPOD_PROXY_REDIS": _shown(self.redis)}  # fmt: skip
-        for index, node in enumerate(nodes, 1):
+        for index, node in enumerate(self.nodes, 1):
             if node.workq is None or node.redis is None:
                 raise ValueError(f"{node.node_id}: the proxy needs its Workq and Redis ports")
             name = f"BEANPOD_NODE{index}"

@@ -58,28 +58,17 @@ def door_addresses(config: ServerConfig) -> dict[str, str]:
     return {door: f"{host}:{port}" for door, (host, port) in doors.items() if port}
 
 
-class FollowerSession(asyncio.Protocol):
-    """A beanstalkd connection to a follower: `stats` is answered, anything else closes."""
+class FollowerSession(FollowerDoor):
+    """A beanstalkd connection to a follower: `stats` is answered, anything else closes
+    (the registry and the TLS gate's count are FollowerDoor's)."""
 
     def __init__(self, role: ClusterRole) -> None:
+        super().__init__(role.followers, role.leader_seen, None)
+        self.left = role.app.edge.left
         self.role = role
         self.dialect: Dialect = role.app.dialect
         self.now = 0
         self.buffer = b""
-        self.transport: asyncio.Transport | None = None
-        self.admitted = False  # counted in by a TLS listener's accept (server/edge/tls.py)
-        self.lost = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast("asyncio.Transport", transport)
-        self.role.followers.add(self)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = True
-        self.role.followers.discard(self)
-        if self.admitted:
-            self.admitted = False
-            self.role.app.edge.left()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -110,7 +99,7 @@ class ClusterRole:
         )  # fmt: skip
         self.app = app
         self.node = ClusterNode(app.engine, settings, app.clock.now, self.lead, self.step_down)
-        self.followers: set[FollowerSession | FollowerDoor] = set()  # closed on winning
+        self.followers: set[FollowerDoor] = set()  # closed on winning
 
     def follower_workq(self) -> FollowerWorkq:
         door = FollowerWorkq(self.followers, self.leader_seen)
