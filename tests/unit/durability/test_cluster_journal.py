@@ -20,6 +20,9 @@ class GatedEtcd:
         self.gate = asyncio.Event()
         self.batches: list[list[bytes]] = []
 
+    def look_for_raft_leader(self) -> None:
+        pass
+
     async def txn(self, compare: Any, success: Any, failure: Any = None) -> tuple[bool, Any]:
         await self.gate.wait()
         value = base64.b64decode(success[0]["request_put"]["value"])

@@ -6,8 +6,10 @@ reach a member tries the next one; a call whose outcome is unknown raises EtcdUn
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,7 @@ import aiohttp
 CALL_SECONDS = 1.0  # a transaction not answered by then has an unknown outcome
 READ_SECONDS = 10.0  # a range of the log carries up to PAGE batches of up to 1 MiB
 DEFRAG_SECONDS = 60.0  # a member rewrites its whole database file
+LEADER_LOOKUP_SECONDS = 5.0  # a writer looks for etcd's Raft leader again this often
 READ_BUFFER = 8 << 20  # a watch line carries whole batches (base64): room for several
 # etcd's answers that say a request was dropped or its outcome is not known, while its Raft
 # leadership moves (a transfer, an election): the same request may be sent again
@@ -68,15 +71,25 @@ def _refusal(url: str, error: str) -> EtcdError:
     return (EtcdUnknown if passing else EtcdError)(f"{url}: {error}")
 
 
+def _leads(status: dict[str, Any]) -> bool:
+    """A member's status says it is the Raft leader (ids are 64-bit: strings in JSON)."""
+    leader = status.get("leader")
+    return bool(leader) and leader == status.get("header", {}).get("member_id")
+
+
 class Etcd:
-    def __init__(self, endpoints: Sequence[str]) -> None:
+    def __init__(self, endpoints: Sequence[str], first: int = 0) -> None:
         if not endpoints:
             raise ValueError("no etcd endpoint")
         self.endpoints = list(endpoints)
-        self.current = 0  # the member that answered last
+        self.current = first % len(self.endpoints)  # the member that answered last
         self.session = aiohttp.ClientSession(read_bufsize=READ_BUFFER)
+        self.lookup_due = 0.0
+        self.lookup: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
+        if self.lookup is not None:
+            self.lookup.cancel()
         await self.session.close()
 
     async def call(self, path: str, body: dict[str, Any], idempotent: bool = True,
@@ -166,6 +179,31 @@ class Etcd:
 
     async def revoke(self, lease: int) -> None:
         await self.call("/v3/lease/revoke", {"ID": lease})
+
+    # ---- etcd's Raft leader ---------------------------------------------------------------
+
+    def look_for_raft_leader(self) -> None:
+        """Now and then, in the background, for a node that writes a lot (the leader's
+        journal): calls go first to the member that leads etcd's Raft, since any other
+        forwards each proposal to it, one more hop per append."""
+        now = time.monotonic()
+        if now >= self.lookup_due and len(self.endpoints) > 1:
+            self.lookup_due = now + LEADER_LOOKUP_SECONDS
+            self.lookup = asyncio.get_running_loop().create_task(self.find_raft_leader())
+
+    async def find_raft_leader(self) -> None:
+        """Start later calls with the member that says it is the Raft leader (if any does)."""
+        answers = await asyncio.gather(*map(self._status, self.endpoints), return_exceptions=True)
+        for index, answer in enumerate(answers):
+            if isinstance(answer, dict) and _leads(answer):
+                self.current = index
+                return
+
+    async def _status(self, endpoint: str) -> Any:
+        timeout = aiohttp.ClientTimeout(total=CALL_SECONDS)
+        url = endpoint + "/v3/maintenance/status"
+        async with self.session.post(url, json={}, timeout=timeout) as resp:
+            return await resp.json(content_type=None)
 
     # ---- watching ------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 appended to etcd as `log/<seq>` by a transaction fenced on this node's leader key; the
 replies that acknowledge them are held until etcd has committed it, as `-f 0` replies
 wait for fsync. One transaction is in flight at a time: records of later turns gather
-into the next batch (group commit). A batch that is fenced out, or whose outcome is
+into the next batch (group commit), which waits briefly for the clients the last batch
+answered (`gathering`). A batch that is fenced out, or whose outcome is
 unknown, is never acknowledged: `lost` is called and the node steps down.
 """
 
@@ -17,6 +18,7 @@ from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, EtcdUnknown, b64
+from beanpod.durability.cluster.gathering import Gathering
 from beanpod.durability.commit import Held, release
 from beanpod.durability.log import Holder, LogMetrics
 from beanpod.durability.progress import ReplayProgress
@@ -91,6 +93,7 @@ class EtcdJournal:
         self.records: list[bytes] = []  # not yet sent
         self.size = 0
         self.waiting: list[Held] = []  # released once `records` are committed
+        self.gathering = Gathering()
         self.sending: asyncio.Task[None] | None = None
         self.records_written = 0
         self.bytes_written = 0
@@ -156,6 +159,7 @@ class EtcdJournal:
         of the turn when nothing is in flight then."""
         session.held += 1
         self.waiting.append((session, data, close))
+        self.gathering.held(len(self.waiting))
         self._schedule()
 
     def settled(self) -> asyncio.Future[None]:
@@ -191,6 +195,8 @@ class EtcdJournal:
                 if records and not await self._append_batch(records):
                     return
                 release(held)
+                waiting = len(self.waiting)
+                await self.gathering.wait(waiting + len(held), waiting)
         finally:
             self.sending = None
 
@@ -220,6 +226,7 @@ class EtcdJournal:
         put = [{"request_put": {"key": b64(key), "value": b64(batch)}}]
         compare, reads = self.fence.compare(key), self.fence.reads(key)
         why = ""
+        self.etcd.look_for_raft_leader()
         for attempt in range(APPEND_TRIES):
             if attempt:
                 await asyncio.sleep(RETRY_PAUSE * attempt)

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import time
+import zlib
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,9 @@ class ClusterNode:
         self.lead = lead  # called once this node leads, in the turn its journal takes over
         self.settings = settings
         self.lost = lost
-        self.etcd = Etcd(settings.endpoints)
+        # nodes start with different members: followers' watches and keep-alives spread
+        # out, and the leader's journal moves itself to etcd's Raft leader
+        self.etcd = Etcd(settings.endpoints, first=zlib.crc32(settings.node_id.encode()))
         self.prefix = f"/beanpod/{settings.name}/".encode()
         self.leader_key = self.prefix + b"leader"
         self.log_prefix = self.prefix + b"log/"
