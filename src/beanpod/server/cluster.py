@@ -60,11 +60,10 @@ def door_addresses(config: ServerConfig) -> dict[str, str]:
 
 class FollowerSession(FollowerDoor):
     """A beanstalkd connection to a follower: `stats` is answered, anything else closes
-    (the registry and the TLS gate's count are FollowerDoor's)."""
+    (the registry and the edge's admission and count are FollowerDoor's)."""
 
     def __init__(self, role: ClusterRole) -> None:
-        super().__init__(role.followers, role.leader_seen, None)
-        self.left = role.app.edge.left
+        super().__init__(role.followers, role.leader_seen, None, role.app.edge)
         self.role = role
         self.dialect: Dialect = role.app.dialect
         self.now = 0
@@ -102,9 +101,7 @@ class ClusterRole:
         self.followers: set[FollowerDoor] = set()  # closed on winning
 
     def follower_workq(self) -> FollowerWorkq:
-        door = FollowerWorkq(self.followers, self.leader_seen)
-        door.left = self.app.edge.left
-        return door
+        return FollowerWorkq(self.followers, self.leader_seen, self.app.edge)
 
     def leader_seen(self) -> dict[str, str] | None:
         return self.node.leader

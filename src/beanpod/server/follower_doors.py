@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from beanpod.protocols.workq import wire as workq_wire
 from beanpod.protocols.workq.commands import Parser as WorkqParser
 from beanpod.protocols.workq.commands import Rejected as WorkqRejected
+
+if TYPE_CHECKING:
+    from beanpod.server.edge.front import Edge
 
 Leader = Callable[[], "dict[str, str] | None"]  # the leader as last seen, if any
 
@@ -37,29 +40,32 @@ def leader_words(leader: dict[str, str] | None, door: str) -> str:
 
 class FollowerDoor(asyncio.Protocol):
     """Every whole request read is answered by `refuse` (its reply, and whether the
-    connection closes after it); the registry lets `lead` close the door's connections."""
+    connection closes after it); the registry lets `lead` close the door's connections.
+    `edge` (server/edge/front.py) admits each connection as a leader's session is
+    admitted (--allow, --max-connections) and counts it out when it closes; a TLS
+    listener's accept has counted it in already (server/edge/tls.py)."""
 
-    def __init__(self, registry: set[Any], leader: Leader, parser: Any) -> None:
+    def __init__(self, registry: set[Any], leader: Leader, parser: Any, edge: Edge) -> None:
         self.registry = registry
         self.leader = leader
         self.parser = parser
+        self.edge = edge
         self.transport: asyncio.Transport | None = None
-        # a TLS listener's accept counts the connection in (server/edge/tls.py): `left`
-        # counts it out when it closes
         self.admitted = False
+        self.closed = False  # set by the edge when it refuses the connection
         self.lost = False
-        self.left: Callable[[], None] = _nothing
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast("asyncio.Transport", transport)
-        self.registry.add(self)
+        if self.edge.admit(self, self.transport):
+            self.registry.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.registry.discard(self)
         if self.admitted:
             self.admitted = False
-            self.left()
+            self.edge.left()
 
     def data_received(self, data: bytes) -> None:
         self.parser.feed(data)
@@ -78,15 +84,11 @@ class FollowerDoor(asyncio.Protocol):
 
 
 class FollowerWorkq(FollowerDoor):
-    def __init__(self, registry: set[Any], leader: Leader) -> None:
-        super().__init__(registry, leader, WorkqParser())
+    def __init__(self, registry: set[Any], leader: Leader, edge: Edge) -> None:
+        super().__init__(registry, leader, WorkqParser(), edge)
 
     def refuse(self, request: Any) -> tuple[bytes, bool]:
         if isinstance(request, WorkqRejected):  # framing errors keep the reference's replies
             return request.reply, request.close
         text = f"{workq_wire.NOT_LEADER} ({leader_words(self.leader(), 'workq')})"
         return workq_wire.server_error(text), False
-
-
-def _nothing() -> None:
-    pass

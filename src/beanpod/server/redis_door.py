@@ -17,6 +17,7 @@ from beanpod.server.redis_session import RedisSession
 if TYPE_CHECKING:
     from beanpod.protocols.resp.context import Session
     from beanpod.server.app import App
+    from beanpod.server.edge.front import Edge
 
 
 def redis_sessions(app: App) -> Callable[[], asyncio.Protocol]:
@@ -29,7 +30,7 @@ def redis_sessions(app: App) -> Callable[[], asyncio.Protocol]:
     def session() -> asyncio.Protocol:
         cluster = app.cluster
         if cluster is not None and not cluster.leading:
-            return FollowerRedis(cluster.followers, cluster.leader_seen, door)
+            return FollowerRedis(cluster.followers, cluster.leader_seen, door, app.edge)
         return RedisSession(app, door)
 
     return session
@@ -45,8 +46,8 @@ class FollowerRedis(FollowerDoor):
     is `-READONLY Not the leader (...)`, which redis-py raises as `ReadOnlyError`, as for a
     write to a Redis replica (qless-py wraps it: `QlessException: Not the leader (...)`)."""
 
-    def __init__(self, registry: set[Any], leader: Leader, door: Door) -> None:
-        super().__init__(registry, leader, RequestReader())
+    def __init__(self, registry: set[Any], leader: Leader, door: Door, edge: Edge) -> None:
+        super().__init__(registry, leader, RequestReader(), edge)
         self.door = door  # the handshake's Session: its password, and the fields below
         self.proto = 2
         self.authed = False
