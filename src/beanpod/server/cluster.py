@@ -153,6 +153,7 @@ class ClusterRole:
             log.error("cluster: leadership lost while stopping (%s)", why)
             return
         log.error("cluster: stepping down (%s); restarting as a follower", why)
+        self.node.before_exec()
         logging.shutdown()
         sys.stdout.flush()
         os.execv(sys.executable, sys.orig_argv)

@@ -120,3 +120,18 @@ def _gone(pid: int) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.01)
+
+
+def test_before_a_re_exec_the_child_is_killed_and_reaped(tmp_path: Path) -> None:
+    """The node's new image would never reap it: no zombie is left behind."""
+
+    def slow_encoding() -> list[bytes]:
+        time.sleep(60)
+        return []
+
+    child = forked.fork(slow_encoding, tmp_path)
+    time.sleep(0.1)
+    child.end()
+    with pytest.raises(ChildProcessError):  # reaped: no such child (not even a zombie)
+        os.waitpid(child.pid, os.WNOHANG)
+    child.end()  # twice does no harm

@@ -56,6 +56,14 @@ class Forked:
             os.close(self.seq_fd)
             self.seq_fd = None
 
+    def end(self) -> None:
+        """Kill the child and reap it now (blocking; a killed child exits at once): before
+        the node re-executes itself, whose new image would never reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):  # (reaped already by result())
+            os.waitpid(self.pid, 0)
+
     async def result(self) -> int:
         """The checkpoint's size once written (0: abandoned); OSError if it failed."""
         self.abandon()  # (no-op once covered) so the child never waits for a seq forever

@@ -39,6 +39,7 @@ class Keeper:
         self.last = -1  # the seq of the latest durable checkpoint
         self.tried = -1  # the seq of the latest checkpoint that failed
         self.running: asyncio.Task[None] | None = None
+        self.child: forked.Forked | None = None  # while `running`
 
     def due(self, seq: int) -> bool:
         return self.running is None and seq - max(self.last, self.tried) >= self.every
@@ -55,6 +56,7 @@ class Keeper:
             log.warning("cluster: checkpoint not started (%s); the old one stays", exc)
             return
         forking = time.perf_counter() - started  # what the loop paid
+        self.child = child
         self.running = asyncio.get_running_loop().create_task(self._write(child, seq, forking))
 
     async def _write(self, child: forked.Forked, covers: int | asyncio.Future[int],
@@ -71,7 +73,7 @@ class Keeper:
             log.warning("cluster: checkpoint not written (%s); the old one stays", exc)
             return
         finally:
-            self.running = None
+            self.running = self.child = None
         if not size:
             return
         self.last = seq
@@ -89,6 +91,11 @@ class Keeper:
             await self.etcd.put(self.key, value)
         except EtcdError as exc:
             log.warning("cluster: checkpoint of log/%d not published: %s", self.last, exc)
+
+    def end_child(self) -> None:
+        """Before a re-exec: a checkpoint being written is given up, its child reaped."""
+        if self.child is not None:
+            self.child.end()
 
     async def close(self) -> None:
         """Let a checkpoint being written finish (its file is renamed whole or not)."""

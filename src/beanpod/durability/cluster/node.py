@@ -122,6 +122,9 @@ class ClusterNode:
                 break
             except Behind as exc:  # trimmed meanwhile: start again from a peer's
                 return self.lost(str(exc))
+            except peers.NoPeerCheckpoint as exc:  # etcd answers; the peers' copies do not
+                log.warning("cluster: %s; trying again", exc)
+                await asyncio.sleep(JOIN_RETRY_SECONDS)
             except EtcdError as exc:
                 log.warning("cluster: etcd not usable yet (%s); trying again", exc)
                 await asyncio.sleep(JOIN_RETRY_SECONDS)
@@ -323,6 +326,12 @@ class ClusterNode:
         self.won.set()
 
     # ---- stopping ----------------------------------------------------------------------
+
+    def before_exec(self) -> None:
+        """The process is about to re-execute itself (stepping down): end what its new
+        image could not (a checkpoint child it would never reap)."""
+        if self.keeper is not None:
+            self.keeper.end_child()
 
     async def aclose(self) -> None:
         """A clean stop: let the last batch commit, give the leader key up at once."""

@@ -29,6 +29,11 @@ def trim_key(prefix: bytes) -> bytes:
     return prefix + b"trim"
 
 
+class NoPeerCheckpoint(EtcdError):
+    """No peer gave a checkpoint this node could use (none published far enough, none
+    reachable, or no room to keep it: the reasons are in the message)."""
+
+
 async def first_kept(etcd: Etcd, prefix: bytes) -> int:
     kvs, _, _ = await etcd.range(trim_key(prefix))
     return int(kvs[0].value) if kvs else 0
@@ -49,8 +54,8 @@ async def published(etcd: Etcd, prefix: bytes) -> dict[str, dict[str, object]]:
 
 async def fetch(etcd: Etcd, prefix: bytes, node_id: str, directory: Path | None, at_least: int,
                 token: str | None) -> Snapshot:  # fmt: skip
-    """A peer's checkpoint covering log/`at_least`, the newest first; EtcdError if no
-    peer gives one (the caller tries again later)."""
+    """A peer's checkpoint covering log/`at_least`, the newest first; NoPeerCheckpoint if
+    no peer gives one (the caller tries again later)."""
     peers = await published(etcd, prefix)
     order = sorted(peers.items(), key=lambda item: -_seq(item[1]))
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -67,7 +72,8 @@ async def fetch(etcd: Etcd, prefix: bytes, node_id: str, directory: Path | None,
         log.info("cluster: took %s's checkpoint of log/%d (%d bytes)", node, _seq(info),
                  len(snap.data))  # fmt: skip
         return snap
-    raise EtcdError(f"no peer's checkpoint covers log/{at_least}: {'; '.join(failures) or 'none'}")
+    why = "; ".join(failures) or "none published"
+    raise NoPeerCheckpoint(f"no peer's checkpoint of log/{at_least} or later taken: {why}")
 
 
 async def _take(session: aiohttp.ClientSession, url: str, headers: dict[str, str],
