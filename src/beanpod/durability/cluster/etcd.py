@@ -156,15 +156,21 @@ class Etcd:
     async def defragment(self, endpoint: str) -> None:
         """Give the space compaction freed back to the file system, on this one member
         (it stops answering meanwhile: one member at a time)."""
-        timeout = aiohttp.ClientTimeout(total=DEFRAG_SECONDS)
-        url = endpoint + "/v3/maintenance/defragment"
+        await self.ask(endpoint, "/v3/maintenance/defragment", DEFRAG_SECONDS)
+
+    async def ask(self, endpoint: str, path: str, seconds: float = CALL_SECONDS) -> Any:
+        """POST an empty request to `path` of this one member (no other is tried)."""
+        url = endpoint + path
         try:
-            async with self.session.post(url, json={}, timeout=timeout) as resp:
+            async with self.session.post(
+                url, json={}, timeout=aiohttp.ClientTimeout(seconds)
+            ) as resp:
                 answer = await resp.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise EtcdError(f"{url}: {exc!r}") from exc
         if isinstance(answer, dict) and "error" in answer:
             raise EtcdError(f"{url}: {answer.get('error')}")
+        return answer
 
     # ---- leases --------------------------------------------------------------------------
 
@@ -193,17 +199,12 @@ class Etcd:
 
     async def find_raft_leader(self) -> None:
         """Start later calls with the member that says it is the Raft leader (if any does)."""
-        answers = await asyncio.gather(*map(self._status, self.endpoints), return_exceptions=True)
+        asking = (self.ask(endpoint, "/v3/maintenance/status") for endpoint in self.endpoints)
+        answers = await asyncio.gather(*asking, return_exceptions=True)
         for index, answer in enumerate(answers):
             if isinstance(answer, dict) and _leads(answer):
                 self.current = index
                 return
-
-    async def _status(self, endpoint: str) -> Any:
-        timeout = aiohttp.ClientTimeout(total=CALL_SECONDS)
-        url = endpoint + "/v3/maintenance/status"
-        async with self.session.post(url, json={}, timeout=timeout) as resp:
-            return await resp.json(content_type=None)
 
     # ---- watching ------------------------------------------------------------------------
 

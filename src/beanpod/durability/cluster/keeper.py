@@ -26,6 +26,11 @@ def checkpoint_key(prefix: bytes, node_id: str) -> bytes:
     return prefix + b"ckpt/" + node_id.encode()
 
 
+def _retrieved(future: asyncio.Future[int]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 class Keeper:
     """A node's checkpoints: one written at a time, each published once durable."""
 
@@ -52,7 +57,11 @@ class Keeper:
         try:
             child = forked.fork(encode, self.directory)
         except OSError as exc:  # (no memory or processes left for a fork)
-            self.tried = seq if isinstance(seq, int) else max(self.last, self.tried) + self.every
+            if isinstance(seq, int):
+                self.tried = seq
+            else:  # nobody awaits the boundary now: its failure (if any) is retrieved here
+                self.tried = max(self.last, self.tried) + self.every
+                seq.add_done_callback(_retrieved)
             log.warning("cluster: checkpoint not started (%s); the old one stays", exc)
             return
         forking = time.perf_counter() - started  # what the loop paid
