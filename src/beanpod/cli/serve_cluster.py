@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from beanpod.durability.cluster import tuning
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # serve's parameters that cannot apply on a cluster's node, and why
@@ -26,13 +28,13 @@ TUNING = ("checkpoint_batches", "trim_every", "defrag_every")
 
 
 def cluster_options(command: F) -> F:
-    command = _tuning("--defrag-every", click.FloatRange(min=0), 3600.0, "SECONDS",
+    command = _tuning("--defrag-every", click.FloatRange(min=0), tuning.DEFRAG_EVERY, "SECONDS",
                       "the leader defragments etcd's members (one at a time) after a trim at "
                       "most this often; 0: never")(command)  # fmt: skip
-    command = _tuning("--trim-every", click.FloatRange(min=0.1), 10.0, "SECONDS",
+    command = _tuning("--trim-every", click.FloatRange(min=0.1), tuning.TRIM_EVERY, "SECONDS",
                       "how often the leader trims the log below the checkpoint two nodes "
                       "hold, then compacts etcd")(command)  # fmt: skip
-    command = _tuning("--checkpoint-batches", click.IntRange(min=1), 1000, "N",
+    command = _tuning("--checkpoint-batches", click.IntRange(min=1), tuning.CHECKPOINT_BATCHES, "N",
                       "with -b DIR, a checkpoint there every N log batches")(command)  # fmt: skip
     command = click.option(
         "--node-id",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from beanpod.durability.cluster import tuning
 from beanpod.server.edge.settings import EdgeSettings
 
 DEFAULT_PORT = 11300
@@ -41,9 +42,9 @@ class ServerConfig:
     analytics_dir: str | None = None  # --analytics: `beanpod analyze` output for the dashboard
     cluster: str | None = None  # --cluster etcd://HOST:PORT[,...]/NAME (docs/cluster.md)
     node_id: str | None = None  # --node-id: this node's name in the cluster
-    checkpoint_batches: int = 1000  # --checkpoint-batches: a cluster node's checkpoints
-    trim_every: float = 10.0  # --trim-every: seconds between the leader's log trims
-    defrag_every: float = 3600.0  # --defrag-every: seconds between etcd defrags (0: never)
+    checkpoint_batches: int = tuning.CHECKPOINT_BATCHES  # --checkpoint-batches
+    trim_every: float = tuning.TRIM_EVERY  # --trim-every
+    defrag_every: float = tuning.DEFRAG_EVERY  # --defrag-every
     check_moves: bool = False  # --check-moves: the engine checks every move (debugging)
     edge: EdgeSettings = field(default_factory=EdgeSettings)  # limits, TLS, allow-list...
 

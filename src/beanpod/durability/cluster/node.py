@@ -23,7 +23,7 @@ from typing import Any
 
 from beanpod.core.engine import Engine
 from beanpod.durability import snapshot as snapshot_payload
-from beanpod.durability.cluster import checkpoint, peers
+from beanpod.durability.cluster import checkpoint, peers, tuning
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, KeyValue, b64, prefix_end, unb64
 from beanpod.durability.cluster.journal import EtcdJournal, Fence, log_key
 from beanpod.durability.cluster.keeper import Keeper
@@ -55,9 +55,9 @@ class ClusterSettings:
     directory: Path | None = None  # -b DIR: this node's checkpoints (None: it keeps none)
     http: str | None = None  # HOST:PORT of its HTTP listener (peers fetch checkpoints there)
     token: str | None = None  # --http-token: the cluster's, sent to peers' listeners
-    checkpoint_batches: int = 1000  # a checkpoint every this many batches
-    trim_every: float = 10.0  # the leader trims the log at most this often (seconds)
-    defrag_every: float = 3600.0  # ... and defragments etcd's members at most this often
+    checkpoint_batches: int = tuning.CHECKPOINT_BATCHES
+    trim_every: float = tuning.TRIM_EVERY
+    defrag_every: float = tuning.DEFRAG_EVERY
 
 
 class Behind(Exception):
