@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 # The modules setup.py compiles (beanpod.<name>); grown by measurement, docs/performance.md.
-# Lazy deletion tests entries by identity: core.pqueue's int keys stay the same objects
-# compiled (each is >= 2**64, beyond mypyc's unboxed ints); core.timers' tuples are typed
-# so mypyc does not unbox them (see TimerEntry).
+# Lazy deletion tests entries by identity: core.pqueue passes its int keys as `Any` so
+# each stays one object compiled (an `int` would unbox a key below 2**62 and box a new
+# one); core.timers' tuples are typed so mypyc does not unbox them (see TimerEntry).
 COMPILED = (
     "core.engine", "core.ledger", "core.moves", "core.extension_moves", "core.clients",
     "core.job", "core.job_index", "core.tube", "core.conn", "core.pqueue", "core.timers",

@@ -3,11 +3,10 @@ tells the engine's layers)."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
 from operator import attrgetter
-from typing import Final
+from typing import Any, Final
 
 from beanpod.core.conn import UNKNOWN, Conn
 from beanpod.core.job import (
@@ -25,13 +24,12 @@ from beanpod.core.job import (
     move,
 )
 from beanpod.core.ledger import Ledger
-from beanpod.core.pqueue import delayed_key, ready_key
+from beanpod.core.pqueue import count_below, delayed_key, ready_before
 from beanpod.core.timers import DELAY_DUE, TTR_EXPIRY, WAITER
 from beanpod.core.tube import Tube
 from beanpod.core.waiters import Deliver, Waiter
 
 SAFETY_MARGIN_MS: Final = 1000  # the last second of a reservation (DEADLINE_SOON)
-_URGENT_KEY: Final = ready_key(URGENT_PRIORITY, 0)  # every urgent job's ready key is below it
 _ENTRY: Final = attrgetter("entry")
 
 
@@ -77,8 +75,8 @@ class Moves(Ledger):
         if keys is None:
             keys = list(map(_ENTRY, jobs))
         keys.sort()
-        tube.ready.extend(keys)
-        urgent = bisect_left(keys, _URGENT_KEY)
+        tube.ready.extend(keys)  # (made wide there if the tube's form asks)
+        urgent = count_below(keys, URGENT_PRIORITY)
         counts = self.counts
         counts.ready += len(keys)
         counts.urgent += urgent
@@ -243,12 +241,12 @@ class Moves(Ledger):
 
     def best_in(self, tubes: list[Tube]) -> Job | None:
         """The smallest (pri, id) ready job across the unpaused `tubes`."""
-        best: tuple[int, Job] | None = None
+        best: tuple[Any, Job] | None = None
         for tube in tubes:
             if tube.pause_ms or not tube.ready:
                 continue
             top = tube.ready.top()
-            if top is not None and (best is None or top[0] < best[0]):
+            if top is not None and (best is None or ready_before(top[0], best[0])):
                 best = top
         return None if best is None else best[1]
 

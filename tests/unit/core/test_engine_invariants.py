@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import TRANSITIONS, JobState, MoveCheck
-from beanpod.core.pqueue import ready_key
+from beanpod.core.pqueue import canonical, wide_key
 
 TUBES = st.sampled_from(["default", "a", "b"])
 PRI = st.sampled_from([0, 5, 1023, 1024, 2**32 - 1])
@@ -155,7 +155,7 @@ class EngineMachine(RuleBasedStateMachine):
             if job.state is JobState.DELAYED:
                 assert job.timer is not None and job.deadline > self.now
             if job.state is JobState.READY:
-                assert job.entry is not None and job.entry == ready_key(job.pri, job.id)
+                assert job.entry is not None and canonical(job.entry) == wide_key(job.pri, job.id)
 
     @invariant()
     def each_connection_knows_its_soonest_deadline(self) -> None:
