@@ -8,6 +8,7 @@ import pytest
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import JobState, MoveCheck
+from beanpod.core.pqueue import COMPACT_IDS
 from beanpod.core.waiters import DEADLINE_SOON, TIMED_OUT
 
 S = 1000  # one second in engine milliseconds
@@ -308,3 +309,17 @@ def test_many_stale_heap_entries_are_compacted(engine: Engine) -> None:
     assert len(engine.timers) == 0
     assert engine.timers.stored < 5000
     assert p.use.delayed.stored < 200
+
+
+def test_watched_tubes_of_both_key_forms_serve_priority_then_id(engine: Engine) -> None:
+    """A tube whose ready keys turned wide (an id past the compact range) and one still
+    compact: a connection watching both reserves by (priority, id) across them."""
+    conn = engine.connect()
+    small, wide = engine.tube("small"), engine.tube("wide")
+    made = [engine.put(None, small, pri, 0, 5000, b"s", 0) for pri in (3, 9, 1)]
+    engine.ids_above(COMPACT_IDS)
+    made += [engine.put(None, wide, pri, 0, 5000, b"w", 0) for pri in (3, 1, 9, 0)]
+    assert wide.ready._wide and not small.ready._wide
+    conn.watch = [small, wide]
+    order = [engine.reserve(conn, 0, 0, lambda _: None).id for _ in made]  # type: ignore[union-attr]
+    assert order == [j.id for j in sorted(made, key=lambda j: (j.pri, j.id))]

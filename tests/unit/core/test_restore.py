@@ -9,6 +9,7 @@ import pytest
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import EXT_DECODERS, JobState, MoveCheck
+from beanpod.core.pqueue import COMPACT_IDS
 from beanpod.durability.records import (
     decode,
     encode_delete,
@@ -210,3 +211,20 @@ def test_buried_jobs_come_back_in_bury_order_not_id_order() -> None:
     back = replay(log, T0 + 1000)
     assert list(back.tubes["t"].buried) == want and list(back.tubes["u"].buried) == [other.id]
     assert list(back.jobs) == sorted(j.id for j in (*jobs[1:], other))
+
+
+def test_ready_jobs_on_both_sides_of_the_compact_id_range_come_back_in_order() -> None:
+    """Ids below and above COMPACT_IDS in one tube (keys of both forms at the restart):
+    the tube's queue turns wide and serves (priority, id) order; its urgent count holds."""
+    engine = Engine(MoveCheck())
+    log = record_all(engine)
+    engine.ids_above(COMPACT_IDS - 3)
+    t = engine.tube("t")
+    jobs = [engine.put(None, t, pri, 0, 5000, b"j", T0) for pri in (2000, 5, 2000, 5, 1023, 7)]
+    assert jobs[0].id < COMPACT_IDS <= jobs[-1].id
+    back = replay(log, T0)
+    conn = back.connect()
+    conn.watch = [back.tubes["t"]]
+    assert back.counts.urgent == 4 and back.tubes["t"].urgent == 4
+    order = [back.reserve(conn, 0, T0, lambda _: None).id for _ in jobs]  # type: ignore[union-attr]
+    assert order == [j.id for j in sorted(jobs, key=lambda j: (j.pri, j.id))]
