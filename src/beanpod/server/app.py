@@ -24,7 +24,7 @@ from beanpod.server.config import ServerConfig
 from beanpod.server.edge.exposure import check_exposure
 from beanpod.server.edge.front import Edge
 from beanpod.server.edge.listeners import open_tls_listeners
-from beanpod.server.gc_policy import tune_gc
+from beanpod.server.gc_policy import freeze_at_exit, tune_gc
 from beanpod.server.http import start_http, web_settings
 from beanpod.server.info import ProcessInfo
 from beanpod.server.ports import ListenSockets
@@ -453,5 +453,7 @@ def serve(config: ServerConfig) -> None:
             pass
         else:
             uvloop.run(run(config))
+            freeze_at_exit()
             return
     asyncio.run(run(config))
+    freeze_at_exit()

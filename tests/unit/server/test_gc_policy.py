@@ -36,3 +36,13 @@ def test_a_collector_switched_off_by_someone_else_stays_off() -> None:
     gc.disable()
     gc_policy.tune_gc()
     assert not gc.isenabled()
+
+
+@pytest.mark.usefixtures("restored")
+def test_at_exit_what_serving_made_is_frozen_too() -> None:
+    """The jobs queued when the server stops are not walked by the exit's collections."""
+    gc_policy.tune_gc()
+    made = [[i] for i in range(1000)]  # tracked objects made while serving
+    before = gc.get_freeze_count()
+    gc_policy.freeze_at_exit()
+    assert gc.get_freeze_count() >= before + len(made)
