@@ -133,15 +133,16 @@ def delayed_key(due: int, job_id: int) -> int:
 class LazyHeap:
     __slots__ = ("_append", "_fits", "_heap", "_items", "_last", "_live", "_run", "_wide")
 
-    def __init__(self, items: JobIndex) -> None:
+    def __init__(self, items: JobIndex, wide: bool = False) -> None:
+        """`wide`: a queue of delayed keys (or any keys but push_ready's compact ones)."""
         self._run: deque[Any] = deque()  # keys in non-decreasing order (never replaced)
         self._append = self._run.append  # bound once: compiled, a call, not a method lookup
         self._last = 0  # the run's last key, native (stale while the run is empty)
         self._heap: list[Any] = []  # keys that arrived out of order
         self._items = items  # id -> item, to find an item from its key (compiled: a native get)
         self._live = 0
-        self._wide = False  # push_ready's keys are wide (the module's docstring)
-        self._fits = COMPACT_IDS  # ids push_ready makes compact keys for: 0 when wide
+        self._wide = wide  # the keys held are wide (the module's docstring)
+        self._fits = 0 if wide else COMPACT_IDS  # ids push_ready makes compact keys for
 
     def __len__(self) -> int:
         return self._live
@@ -304,10 +305,8 @@ class LazyHeap:
                 key = heappop(heap)
             else:
                 return None
-            k: int = key  # key_id written out (a reserve's path); compiled, native
-            item = items.get(
-                (k - 257) & 0x3FFFFFFF if 0 <= k <= 0x3FFFFFFFFFFFFFFF else k & ID_MASK
-            )
+            k: int = key  # key_id written out by the queue's form (a reserve's path)
+            item = items.get(k & ID_MASK if self._wide else (k - 257) & 0x3FFFFFFF)
             if item is not None and item.entry is key:
                 item.entry = None
                 self._live -= 1

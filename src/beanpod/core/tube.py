@@ -52,7 +52,7 @@ class Tube:
         self.name_bytes = name.encode("ascii")
         self.index = index  # position in the engine's tube list (list-tubes order)
         self.ready = LazyHeap(jobs)  # jobs: every job by id, to find a job from its heap key
-        self.delayed = LazyHeap(jobs)
+        self.delayed = LazyHeap(jobs, wide=True)
         self.buried: OrderedDict[int, Job] = OrderedDict()
         self.waiters: deque[Waiter] = deque()  # parked reserves, arrival order (lazily pruned)
         self.refs = 0  # connections using or watching it, plus its jobs

@@ -128,7 +128,7 @@ def test_a_key_too_wide_turns_the_queue_wide_until_it_empties() -> None:
 
 def test_delayed_keys_pop_by_due_time_then_id() -> None:
     items = JobIndex()
-    queue = LazyHeap(items)
+    queue = LazyHeap(items, wide=True)
     for job_id, due in ((1, 50), (2, 10), (3, 50), (4, 0)):
         items[job_id] = _job(job_id)
         queue.push(delayed_key(due, job_id), items[job_id])
