@@ -41,7 +41,11 @@ class GroupCommit:
         self.always = fsync_ms == 0
         self.interval = None if not fsync_ms else fsync_ms / 1000
         self.before_flush = before_flush
-        self.after_write: Callable[[], None] | None = None  # once per flush that wrote
+        # Called after a flush that wrote once `writer.bytes_appended` is above
+        # `quiet_until`; it returns the next such mark (a checkpoint's owner: until the log
+        # grew past its floor it has nothing to do, and a call costs more than the flush).
+        self.after_write: Callable[[], int] | None = None
+        self.quiet_until = -1
         self.loop = asyncio.get_running_loop()
         self.syncer = SyncThread()
         self.scheduled = False
@@ -90,8 +94,8 @@ class GroupCommit:
         if not writer.flush():
             self._retry_later()
             return
-        if wrote and self.after_write is not None:
-            self.after_write()
+        if wrote and self.after_write is not None and writer.bytes_appended > self.quiet_until:
+            self.quiet_until = self.after_write()
         held, self.waiting_write = self.waiting_write, []
         if not self.always:
             release(held)

@@ -19,18 +19,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from beanpod.storage.framing import HEADER_SIZE, encode_header
-from beanpod.storage.segments import FileIO, OsFileIO, Segment, segment_name
+from beanpod.storage.segments import FileIO, OsFileIO, segment_name
 
 log = logging.getLogger("beanpod.wal")
 
 SPARE_SLACK = 64  # room kept in a fresh segment for its leading watermark record
 
 
-@dataclass(slots=True)
+@dataclass(eq=False)  # here, compiled: its fields are read and written per record
+class Segment:
+    """One open segment. `end` is where the next record goes; `capacity` is allocated."""
+
+    index: int
+    path: Path
+    fd: int
+    capacity: int
+    end: int
+    records: int = 0
+    allocated: int = 0  # bytes preallocated on disk so far
+    dirty: bool = field(default=False)  # written since its last fsync began
+
+
+@dataclass  # (not slots=True: mypyc makes a slots dataclass a Python class, slow to build)
 class Chunk:
     segment: Segment
     offset: int
-    data: bytearray
+    # A chunk of one record holds it as it came (no copy: at depth 1, every flush writes
+    # one record); the second record turns it into a bytearray that later ones grow.
+    data: bytes | bytearray
 
 
 @dataclass
@@ -106,9 +122,12 @@ class WalWriter:
             seg = self._rotate(size)
         chunk = self.open
         if chunk is not None and chunk.segment is seg:
-            chunk.data += record
+            data = chunk.data
+            if type(data) is bytes:
+                chunk.data = data = bytearray(data)
+            data += record  # in place: a bytearray
         else:
-            self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+            self.open = chunk = Chunk(seg, seg.end, record)
             self.pending.append(chunk)
         seg.end += size
         seg.records += 1
@@ -119,7 +138,7 @@ class WalWriter:
     def _put(self, seg: Segment, record: bytes) -> None:
         """Place a segment's leading watermark in a new pending chunk (the open one);
         not counted in `records_written` (beanstalkd's count is of job records)."""
-        self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+        self.open = chunk = Chunk(seg, seg.end, record)
         self.pending.append(chunk)
         seg.end += len(record)
         seg.records += 1
@@ -148,7 +167,7 @@ class WalWriter:
             self._materialize(seg)  # may raise OSError; then nothing changed
         self.next_index = index + 1
         self.segments[index] = seg
-        self.open = chunk = Chunk(seg, 0, bytearray(encode_header(index)))
+        self.open = chunk = Chunk(seg, 0, encode_header(index))
         self.pending.append(chunk)
         return seg
 
