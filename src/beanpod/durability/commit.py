@@ -46,7 +46,10 @@ class GroupCommit:
         # grew past its floor it has nothing to do, and a call costs more than the flush).
         self.after_write: Callable[[], int] | None = None
         self.quiet_until = -1
-        self.loop = asyncio.get_running_loop()
+        self.loop = loop = asyncio.get_running_loop()
+        # bound once: scheduling a flush (once a loop turn) makes no bound methods
+        self.call_soon = loop.call_soon
+        self.flush_now: Callable[[], None] = self.flush
         self.syncer = SyncThread()
         self.scheduled = False
         self.waiting_write: list[Held] = []
@@ -63,7 +66,7 @@ class GroupCommit:
         """Flush at the end of this loop turn (called on a turn's first record)."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.call_soon(self.flush_now)
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         session.held += 1

@@ -89,6 +89,7 @@ class WalWriter:
         self.directory = directory
         self.segment_size = segment_size
         self.io: FileIO = io or OsFileIO()
+        self.pwrite: Callable[[int, bytes | bytearray | memoryview, int], int] = self.io.pwrite
         self.keep_unsynced = keep_unsynced  # hold written bytes until fsynced (for rewrite)
         self.segments: dict[int, Segment] = {
             i: Segment(i, p, -1, size, size, allocated=size) for i, p, size in old
@@ -247,7 +248,7 @@ class WalWriter:
                 if seg.allocated < seg.capacity:
                     self._materialize(seg)
                 data = chunk.data
-                written = io.pwrite(seg.fd, data, chunk.offset)  # the usual case: all of it
+                written = self.pwrite(seg.fd, data, chunk.offset)  # the usual case: all of it
                 if written != len(data):
                     self._write(io, chunk, written)
                 if not seg.dirty:
