@@ -40,13 +40,16 @@ class Segment:
     dirty: bool = field(default=False)  # written since its last fsync began
 
 
-@dataclass  # (not slots=True: mypyc makes a slots dataclass a Python class, slow to build)
 class Chunk:
-    segment: Segment
-    offset: int
-    # A chunk of one record holds it as it came (no copy: at depth 1, every flush writes
-    # one record); the second record turns it into a bytearray that later ones grow.
-    data: bytes | bytearray
+    """Bytes placed at `offset` of `segment`, written by one pwrite. A plain class, made
+    once per flush: compiled, a dataclass's generated __init__ runs as Python."""
+
+    def __init__(self, segment: Segment, offset: int, data: bytes | bytearray) -> None:
+        self.segment = segment
+        self.offset = offset
+        # A chunk of one record holds it as it came (no copy: at depth 1, every flush
+        # writes one record); the second record turns it into a bytearray to grow.
+        self.data = data
 
 
 @dataclass
