@@ -19,14 +19,15 @@ from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.durability.commit import GroupCommit
 from beanpod.durability.log import Holder
 from beanpod.durability.records import (
+    DELETE,
     DELETE_SIZE,
     PUT_OVERHEAD,
-    encode_delete,
     encode_next_id,
     encode_pause,
     encode_put_head,
     encode_state,
     encode_update,
+    pack_delete,
 )
 from beanpod.durability.restore import Restored
 from beanpod.storage import compaction
@@ -111,7 +112,7 @@ class WalJournal:
 
     def record_delete(self, job: Job) -> None:
         writer = self.writer
-        payload = encode_delete(job.id)  # framed inline: the hot path
+        payload = pack_delete(DELETE, job.id)  # framed inline: the hot path
         writer.append(pack_header(DELETE_SIZE, crc32(payload)) + payload)
         writer.reserved -= DELETE_FRAME
         self.ledger.remove(job, job.file)
