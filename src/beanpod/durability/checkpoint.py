@@ -94,7 +94,7 @@ class Checkpoint:
 
 class Checkpoints:
     """When to start a checkpoint, and the one being built. The log's owner
-    (durability/wal.py) asks after each flush that wrote (`after_write`); `watch_idle`
+    (durability/wal.py) asks after a flush that wrote past the floor (`after_write`); `watch_idle`
     asks every IDLE_S."""
 
     def __init__(
@@ -116,12 +116,14 @@ class Checkpoints:
         self._idle_timer: asyncio.TimerHandle | None = None
         self._told_short = False  # a checkpoint was skipped for want of memory
 
-    def after_write(self) -> None:
+    def after_write(self) -> int:
         """A checkpoint when the log since the last snapshot is past the floor and
-        1/TAIL_SHARE of the live bytes."""
+        1/TAIL_SHARE of the live bytes. Returns `writer.bytes_appended` up to which a call
+        does nothing (`mark` only grows: a mark returned earlier stays safe)."""
         since = self.writer.bytes_appended - self.mark
         if since > self.floor and since > self.live_bytes() // TAIL_SHARE:
             self._start_if_free()
+        return self.mark + self.floor
 
     def watch_idle(self) -> None:
         """From now on, every IDLE_S: when nothing was written since the last look, a

@@ -41,8 +41,15 @@ class GroupCommit:
         self.always = fsync_ms == 0
         self.interval = None if not fsync_ms else fsync_ms / 1000
         self.before_flush = before_flush
-        self.after_write: Callable[[], None] | None = None  # once per flush that wrote
-        self.loop = asyncio.get_running_loop()
+        # Called after a flush that wrote once `writer.bytes_appended` is above
+        # `quiet_until`; it returns the next such mark (a checkpoint's owner: until the log
+        # grew past its floor it has nothing to do, and a call costs more than the flush).
+        self.after_write: Callable[[], int] | None = None
+        self.quiet_until = -1
+        self.loop = loop = asyncio.get_running_loop()
+        # bound once: scheduling a flush (once a loop turn) makes no bound methods
+        self.call_soon = loop.call_soon
+        self.flush_now: Callable[[], None] = self.flush
         self.syncer = SyncThread()
         self.scheduled = False
         self.waiting_write: list[Held] = []
@@ -59,7 +66,7 @@ class GroupCommit:
         """Flush at the end of this loop turn (called on a turn's first record)."""
         if not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.call_soon(self.flush_now)
 
     def hold(self, session: Holder, data: bytes, close: bool = False) -> None:
         session.held += 1
@@ -90,8 +97,8 @@ class GroupCommit:
         if not writer.flush():
             self._retry_later()
             return
-        if wrote and self.after_write is not None:
-            self.after_write()
+        if wrote and self.after_write is not None and writer.bytes_appended > self.quiet_until:
+            self.quiet_until = self.after_write()
         held, self.waiting_write = self.waiting_write, []
         if not self.always:
             release(held)

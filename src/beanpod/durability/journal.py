@@ -9,8 +9,9 @@ by group commit (commit.py), which holds the replies that acknowledge them.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Hashable
-from typing import cast
+from typing import Final, cast
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job
@@ -18,23 +19,27 @@ from beanpod.core.tube import MAX_TUBE_NAME, Tube
 from beanpod.durability.commit import GroupCommit
 from beanpod.durability.log import Holder
 from beanpod.durability.records import (
+    DELETE,
     DELETE_SIZE,
     PUT_OVERHEAD,
-    encode_delete,
     encode_next_id,
     encode_pause,
     encode_put_head,
     encode_state,
     encode_update,
+    pack_delete,
 )
 from beanpod.durability.restore import Restored
 from beanpod.storage import compaction
-from beanpod.storage.framing import FRAME_SIZE, crc32, frame, pack_frame_header
+from beanpod.storage.framing import FRAME_SIZE, frame, pack_frame_header
 from beanpod.storage.wal import WalWriter
 
-DELETE_FRAME = FRAME_SIZE + DELETE_SIZE
+DELETE_FRAME: Final = FRAME_SIZE + DELETE_SIZE
 # Room asked for beyond a mutation's body: record header, tube name, its future delete.
-ROOM_MARGIN = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + DELETE_FRAME + 64
+ROOM_MARGIN: Final = FRAME_SIZE + PUT_OVERHEAD + MAX_TUBE_NAME + DELETE_FRAME + 64
+# Final: compiled, C statics (an imported name is a module dict lookup per record)
+crc32: Final = zlib.crc32
+pack_header: Final = pack_frame_header
 
 
 class WalJournal:
@@ -89,7 +94,7 @@ class WalJournal:
 
     def record_put(self, job: Job) -> None:
         head, body = encode_put_head(job), job.body  # framed inline: the hot path
-        header = pack_frame_header(len(head) + len(body), crc32(body, crc32(head)))
+        header = pack_header(len(head) + len(body), crc32(body, crc32(head)))
         record = b"".join((header, head, body))
         writer = self.writer
         job.file = seg = writer.append(record)
@@ -107,8 +112,8 @@ class WalJournal:
 
     def record_delete(self, job: Job) -> None:
         writer = self.writer
-        payload = encode_delete(job.id)  # framed inline: the hot path
-        writer.append(pack_frame_header(DELETE_SIZE, crc32(payload)) + payload)
+        payload = pack_delete(DELETE, job.id)  # framed inline: the hot path
+        writer.append(pack_header(DELETE_SIZE, crc32(payload)) + payload)
         writer.reserved -= DELETE_FRAME
         self.ledger.remove(job, job.file)
         self.appended += 1

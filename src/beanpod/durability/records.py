@@ -22,21 +22,29 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
     from beanpod.core.job import Job
     from beanpod.core.tube import Tube
 
-PUT, UPDATE, DELETE, PAUSE, NEXT_ID, STATE = 1, 2, 3, 4, 5, 6
+# Final: compiled, each a constant (a module global is a dict lookup per record)
+PUT: Final = 1
+UPDATE: Final = 2
+DELETE: Final = 3
+PAUSE: Final = 4
+NEXT_ID: Final = 5
+STATE: Final = 6
 TYPE_NAMES = {
     PUT: "put", UPDATE: "update", DELETE: "delete", PAUSE: "pause", NEXT_ID: "next-id",
     STATE: "state",
 }  # fmt: skip
 
-_PUT = struct.Struct("<BQqqqqqB5IHHI")
+_PUT: Final = struct.Struct("<BQqqqqqB5IHHI")
+_pack_put: Final = _PUT.pack  # bound once: a call, no method lookup per put
 _UPDATE = struct.Struct("<BQqqqqB5IHI")
-_DELETE = struct.Struct("<BQ")
+_DELETE: Final = struct.Struct("<BQ")
+pack_delete: Final = _DELETE.pack  # pack_delete(DELETE, job_id): the journal's hot path
 _PAUSE = struct.Struct("<BqqH")
 _NEXT_ID = struct.Struct("<BQ")
 _STATE = struct.Struct("<BHI")
@@ -124,7 +132,7 @@ def encode_put_head(job: Job) -> bytes:
     appends the body, so it is copied once, into the framed record."""
     name = job.tube.name_bytes
     if job.ext is None and not job.counters:  # the common put: nothing to unpack
-        return _PUT.pack(
+        return _pack_put(
             PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state,
             0, 0, 0, 0, 0, 0, len(name), 0,
         ) + name  # fmt: skip

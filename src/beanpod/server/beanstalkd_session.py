@@ -136,7 +136,8 @@ class BeanstalkdSession(BatchSession, Context):
 
     def _run_one(self, cmd: tuple[Any, ...], mark: int) -> None:
         """`_run` for a read of one command: no lists, and its reply written at once
-        when nothing else is pending (no WAL, no early reply)."""
+        when nothing else is pending (no early reply; with the WAL, no record appended
+        and no reply held), else handed to the log's `hold` as `_flush` would."""
         reply = self._reply(cmd, self.handlers)
         if reply is None:
             if not self.eof:
@@ -149,11 +150,16 @@ class BeanstalkdSession(BatchSession, Context):
             self._flush([], True, mark)
             return
         transport = self.transport
-        if self.commits is None and self.early is None and transport is not None:
-            self.batch_bytes = 0
-            transport.write(reply)
-        else:
+        if self.early is not None or transport is None:
             self._flush([reply], False, mark)
+            return
+        self.batch_bytes = 0
+        commits = self.commits
+        # `_flush` for one reply, without its list and join (with the WAL, every put)
+        if commits is not None and (self.held or commits.appended != mark or self.hold_all):
+            commits.hold(self, reply)
+        else:
+            transport.write(reply)
 
     def _reply(self, cmd: tuple[Any, ...], handlers: dict[bytes, Handler]) -> bytes | None:
         """`cmd`'s reply (None: it parked). Compiled, the hot verbs' handlers are native

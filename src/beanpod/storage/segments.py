@@ -10,7 +10,6 @@ import errno
 import fcntl
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -83,20 +82,6 @@ class OsFileIO:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-@dataclass(eq=False)
-class Segment:
-    """One open segment. `end` is where the next record goes; `capacity` is allocated."""
-
-    index: int
-    path: Path
-    fd: int
-    capacity: int
-    end: int
-    records: int = 0
-    allocated: int = 0  # bytes preallocated on disk so far
-    dirty: bool = field(default=False)  # written since its last fsync began
 
 
 class WalLocked(Exception):

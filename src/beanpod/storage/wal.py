@@ -19,18 +19,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from beanpod.storage.framing import HEADER_SIZE, encode_header
-from beanpod.storage.segments import FileIO, OsFileIO, Segment, segment_name
+from beanpod.storage.segments import FileIO, OsFileIO, segment_name
 
 log = logging.getLogger("beanpod.wal")
 
 SPARE_SLACK = 64  # room kept in a fresh segment for its leading watermark record
 
 
-@dataclass(slots=True)
+@dataclass(eq=False)  # here, compiled: its fields are read and written per record
+class Segment:
+    """One open segment. `end` is where the next record goes; `capacity` is allocated."""
+
+    index: int
+    path: Path
+    fd: int
+    capacity: int
+    end: int
+    records: int = 0
+    allocated: int = 0  # bytes preallocated on disk so far
+    dirty: bool = field(default=False)  # written since its last fsync began
+
+
 class Chunk:
-    segment: Segment
-    offset: int
-    data: bytearray
+    """Bytes placed at `offset` of `segment`, written by one pwrite. A plain class, made
+    once per flush: compiled, a dataclass's generated __init__ runs as Python."""
+
+    def __init__(self, segment: Segment, offset: int, data: bytes | bytearray) -> None:
+        self.segment = segment
+        self.offset = offset
+        # A chunk of one record holds it as it came (no copy: at depth 1, every flush
+        # writes one record); the second record turns it into a bytearray to grow.
+        self.data = data
 
 
 @dataclass
@@ -73,6 +92,7 @@ class WalWriter:
         self.directory = directory
         self.segment_size = segment_size
         self.io: FileIO = io or OsFileIO()
+        self.pwrite: Callable[[int, bytes | bytearray | memoryview, int], int] = self.io.pwrite
         self.keep_unsynced = keep_unsynced  # hold written bytes until fsynced (for rewrite)
         self.segments: dict[int, Segment] = {
             i: Segment(i, p, -1, size, size, allocated=size) for i, p, size in old
@@ -106,9 +126,12 @@ class WalWriter:
             seg = self._rotate(size)
         chunk = self.open
         if chunk is not None and chunk.segment is seg:
-            chunk.data += record
+            data = chunk.data
+            if type(data) is bytes:
+                chunk.data = data = bytearray(data)
+            data += record  # in place: a bytearray
         else:
-            self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+            self.open = chunk = Chunk(seg, seg.end, record)
             self.pending.append(chunk)
         seg.end += size
         seg.records += 1
@@ -119,7 +142,7 @@ class WalWriter:
     def _put(self, seg: Segment, record: bytes) -> None:
         """Place a segment's leading watermark in a new pending chunk (the open one);
         not counted in `records_written` (beanstalkd's count is of job records)."""
-        self.open = chunk = Chunk(seg, seg.end, bytearray(record))
+        self.open = chunk = Chunk(seg, seg.end, record)
         self.pending.append(chunk)
         seg.end += len(record)
         seg.records += 1
@@ -148,7 +171,7 @@ class WalWriter:
             self._materialize(seg)  # may raise OSError; then nothing changed
         self.next_index = index + 1
         self.segments[index] = seg
-        self.open = chunk = Chunk(seg, 0, bytearray(encode_header(index)))
+        self.open = chunk = Chunk(seg, 0, encode_header(index))
         self.pending.append(chunk)
         return seg
 
@@ -228,7 +251,7 @@ class WalWriter:
                 if seg.allocated < seg.capacity:
                     self._materialize(seg)
                 data = chunk.data
-                written = io.pwrite(seg.fd, data, chunk.offset)  # the usual case: all of it
+                written = self.pwrite(seg.fd, data, chunk.offset)  # the usual case: all of it
                 if written != len(data):
                     self._write(io, chunk, written)
                 if not seg.dirty:
