@@ -50,8 +50,10 @@ def test_stale_names_extensions_older_than_source_or_no_longer_compiled(tmp_path
     core.mkdir()
     suffix = ".cpython-311-x86_64-linux-gnu.so"
     for name in ("engine", "job", "query"):
-        (core / f"{name}{suffix}").write_bytes(b"")
         (core / f"{name}.py").write_text("")
+        (core / f"{name}{suffix}").write_bytes(b"")
+        os.utime(core / f"{name}.py", (1000, 1000))  # (a clock tick between the writes
+        os.utime(core / f"{name}{suffix}", (2000, 2000))  # must not order them)
     os.utime(core / f"engine{suffix}", (1, 1))  # built before the source was edited
     assert build.stale(tmp_path) == [
         f"core/engine{suffix}: older than engine.py",
