@@ -59,10 +59,13 @@ class Forked:
     def end(self) -> None:
         """Kill the child and reap it now (blocking; a killed child exits at once): before
         the node re-executes itself, whose new image would never reap it."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+        self._kill()
         with contextlib.suppress(ChildProcessError):  # (reaped already by result())
             os.waitpid(self.pid, 0)
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
 
     async def result(self) -> int:
         """The checkpoint's size once written (0: abandoned); OSError if it failed."""
@@ -70,8 +73,7 @@ class Forked:
         try:
             report, status = await asyncio.to_thread(_reap, self.pid, self.result_fd)
         except asyncio.CancelledError:  # the node stops: its exit must not wait for the
-            with contextlib.suppress(ProcessLookupError):  # child's encoding (the reaping
-                os.kill(self.pid, signal.SIGKILL)  # thread ends with it)
+            self._kill()  # child's encoding (the reaping thread ends with it)
             raise
         if report.startswith(b"ok "):
             return int(report[3:])
