@@ -169,6 +169,15 @@ class BatchSession(asyncio.Protocol):
         commits = self.commits
         return 0 if commits is None else commits.appended
 
+    def _holding(self, mark: int) -> Commits | None:
+        """The log, when this turn's replies must wait for it: the turn appended records
+        (`appended` moved past `mark`), earlier replies are still held (order), or the log
+        holds every reply (a cluster's); None: they may be written at once."""
+        commits = self.commits
+        if commits is not None and (self.held or commits.appended != mark or self.hold_all):
+            return commits
+        return None
+
     def _flush(self, out: list[bytes], close: bool, mark: int) -> None:
         """Write a batch's replies at once; with the WAL on, after its records are written
         (and with `-f 0` fsynced) if the batch wrote any."""
@@ -177,9 +186,8 @@ class BatchSession(asyncio.Protocol):
         if self.early is not None:  # a parked command answered since the last batch
             out.insert(0, self.early)
             self.early = None
-        commits = self.commits
-        if (commits is not None and (self.held or commits.appended != mark or self.hold_all)
-                and (out or close)):  # fmt: skip
+        commits = self._holding(mark)
+        if commits is not None and (out or close):
             commits.hold(self, b"".join(out), close)
             return
         transport = self.transport

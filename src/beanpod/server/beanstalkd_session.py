@@ -154,9 +154,8 @@ class BeanstalkdSession(BatchSession, Context):
             self._flush([reply], False, mark)
             return
         self.batch_bytes = 0
-        commits = self.commits
-        # `_flush` for one reply, without its list and join (with the WAL, every put)
-        if commits is not None and (self.held or commits.appended != mark or self.hold_all):
+        commits = self._holding(mark)  # `_flush` for one reply, without its list and join
+        if commits is not None:
             commits.hold(self, reply)
         else:
             transport.write(reply)
