@@ -18,6 +18,8 @@ import pytest
 
 from beanpod import build
 
+pytest_plugins = ["tests.qless_clients"]  # the qless_clients fixture
+
 os.environ["BEANPOD_CHECK_MOVES"] = "1"
 os.environ["BEANPOD_HTTP"] = "off"
 

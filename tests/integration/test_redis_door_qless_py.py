@@ -16,6 +16,7 @@ from beanpod.client.qless import Client as BeanpodClient
 from beanpod.client.qless import Job as BeanpodJob
 from beanpod.client.qless_worker import Worker as BeanpodWorker
 from tests.integration import redis_door_jobs
+from tests.qless_clients import QlessClients
 from tests.support.servers import SubprocessServer
 
 qless: Any = pytest.importorskip("qless", reason="qless-py 0.11.4 is not installed")
@@ -32,8 +33,10 @@ def door() -> Iterator[tuple[SubprocessServer, int]]:
         server.stop()
 
 
-def test_qless_py_puts_pops_and_completes(door: tuple[SubprocessServer, int]) -> None:
-    client = qless.Client(f"redis://127.0.0.1:{door[1]}")
+def test_qless_py_puts_pops_and_completes(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
+    client = qless_clients(f"redis://127.0.0.1:{door[1]}")
     queue = client.queues["testing"]
     jid = queue.put(qless.Job, {"answer": 42}, tags=["a"], priority=3)
     assert len(queue) == 1
@@ -46,8 +49,10 @@ def test_qless_py_puts_pops_and_completes(door: tuple[SubprocessServer, int]) ->
     assert client.config["heartbeat"] == 60
 
 
-def test_failure_retry_and_errors(door: tuple[SubprocessServer, int]) -> None:
-    client = qless.Client(f"redis://127.0.0.1:{door[1]}")
+def test_failure_retry_and_errors(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
+    client = qless_clients(f"redis://127.0.0.1:{door[1]}")
     queue = client.queues["q"]
     jid = queue.put(qless.Job, {}, retries=0)
     job = queue.pop()
@@ -58,8 +63,10 @@ def test_failure_retry_and_errors(door: tuple[SubprocessServer, int]) -> None:
         client("complete", jid, client.worker_name, "q", "{}")
 
 
-def test_recurring_job_next_run_via_zscore(door: tuple[SubprocessServer, int]) -> None:
-    client = qless.Client(f"redis://127.0.0.1:{door[1]}")
+def test_recurring_job_next_run_via_zscore(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
+    client = qless_clients(f"redis://127.0.0.1:{door[1]}")
     jid = client.queues["r"].recur(qless.Job, {}, interval=60, offset=30)
     recurring = client.jobs[jid]
     assert recurring.interval == 60
@@ -69,9 +76,11 @@ def test_recurring_job_next_run_via_zscore(door: tuple[SubprocessServer, int]) -
     assert score is not None and score > 0
 
 
-def test_crossing_to_and_from_the_beanpod_client(door: tuple[SubprocessServer, int]) -> None:
+def test_crossing_to_and_from_the_beanpod_client(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
     server, port = door
-    theirs = qless.Client(f"redis://127.0.0.1:{port}")
+    theirs = qless_clients(f"redis://127.0.0.1:{port}")
     with BeanpodClient(port=server.port, worker_name="bp") as ours:
         jid = theirs.queues["cross"].put(qless.Job, {"from": "qless-py"})
         [job] = ours.queues["cross"].pop()
@@ -86,14 +95,14 @@ def test_crossing_to_and_from_the_beanpod_client(door: tuple[SubprocessServer, i
 
 
 def test_qless_py_worker_runs_jobs_put_by_beanpod(
-    door: tuple[SubprocessServer, int], tmp_path: Path
+    door: tuple[SubprocessServer, int], tmp_path: Path, qless_clients: QlessClients
 ) -> None:
     server, port = door
     with BeanpodClient(port=server.port) as ours:
         for n in range(5):
             ours.queues["door"].put("tests.integration.redis_door_jobs.Door", {"n": n},
                                     jid=f"w{n}")  # fmt: skip
-    client = qless.Client(f"redis://127.0.0.1:{port}")
+    client = qless_clients(f"redis://127.0.0.1:{port}")
     client.worker_name = "serial"
     serial = importlib.import_module("qless.workers.serial")
     worker = serial.SerialWorker(["door"], client, interval=0.05,
@@ -104,8 +113,10 @@ def test_qless_py_worker_runs_jobs_put_by_beanpod(
         assert [ours.jobs[f"w{n}"].state for n in range(5)] == ["complete"] * 5  # type: ignore[union-attr]
 
 
-def test_events_reach_qless_py_subscribers(door: tuple[SubprocessServer, int]) -> None:
-    client = qless.Client(f"redis://127.0.0.1:{door[1]}")
+def test_events_reach_qless_py_subscribers(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
+    client = qless_clients(f"redis://127.0.0.1:{door[1]}")
     seen: list[tuple[str, str]] = []
     got = threading.Event()
 
@@ -130,9 +141,11 @@ def test_events_reach_qless_py_subscribers(door: tuple[SubprocessServer, int]) -
     assert seen == [("popped", jid), ("completed", jid)]
 
 
-def test_beanpod_worker_runs_jobs_put_by_qless_py(door: tuple[SubprocessServer, int]) -> None:
+def test_beanpod_worker_runs_jobs_put_by_qless_py(
+    door: tuple[SubprocessServer, int], qless_clients: QlessClients
+) -> None:
     server, port = door
-    theirs = qless.Client(f"redis://127.0.0.1:{port}")
+    theirs = qless_clients(f"redis://127.0.0.1:{port}")
     jids = [theirs.queues["mixed"].put(qless.Job, {"n": n}) for n in range(3)]
     seen: list[tuple[str, int]] = []
 

@@ -38,3 +38,7 @@ class TestQless(unittest.TestCase):
 
     def tearDown(self) -> None:
         self.redis.flushdb()
+        for client in (self.client, self.worker):  # their sockets, now (tests/qless_clients.py)
+            pool = getattr(getattr(client, "redis", None), "connection_pool", None)
+            if pool is not None:  # (some tests put a worker in self.worker)
+                pool.disconnect()

@@ -22,6 +22,7 @@ from beanpod.client.workq import Client as WorkqClient
 from beanpod.client.workq import ClientError
 from tests.integration.cluster.door_nodes import qless_client
 from tests.integration.cluster.marks import needs_etcd
+from tests.qless_clients import QlessClients
 from tests.support.workq_server import new_id
 
 pytestmark = [
@@ -94,7 +95,9 @@ def workq_add(proxy: Proxy, job_id: str) -> None:
                 raise
 
 
-def test_workq_and_qless_through_haproxy_follow_the_leader(cluster: Nodes, haproxy: Proxy) -> None:
+def test_workq_and_qless_through_haproxy_follow_the_leader(
+    cluster: Nodes, haproxy: Proxy, qless_clients: QlessClients
+) -> None:
     """Each door's frontend sends its clients to the leader's door; after kill -9 of the
     leader, to the new one's: every acknowledged add, put and completion is there."""
     pytest.importorskip("qless")
@@ -103,7 +106,7 @@ def test_workq_and_qless_through_haproxy_follow_the_leader(cluster: Nodes, hapro
     ids = [new_id() for _ in range(20)]
     for job_id in ids[:10]:
         until_acknowledged(lambda job_id=job_id: workq_add(haproxy, job_id))
-    queue = qless_client(haproxy.redis).queues["lq"]
+    queue = qless_client(qless_clients, haproxy.redis).queues["lq"]
     jids = [queue.put("Klass", {}, jid=f"q{n}") for n in range(10)]
     assert queue.pop().complete() == "complete"  # q0
     with WorkqClient(haproxy.workq, timeout=10, backoff=None) as client:
@@ -112,11 +115,12 @@ def test_workq_and_qless_through_haproxy_follow_the_leader(cluster: Nodes, hapro
     os.kill(leader.process.pid, signal.SIGKILL)
     for job_id in ids[10:]:
         until_acknowledged(lambda job_id=job_id: workq_add(haproxy, job_id))
-    jids += [until_acknowledged(lambda n=n: qless_client(haproxy.redis).queues["lq"].put(
-        "Klass", {}, jid=f"q{n}")) for n in range(10, 20)]  # fmt: skip
+    jids += [until_acknowledged(lambda n=n: qless_client(qless_clients, haproxy.redis)
+                                .queues["lq"].put("Klass", {}, jid=f"q{n}"))
+             for n in range(10, 20)]  # fmt: skip
     new = cluster.leader(besides=leader)
     with WorkqClient((new.host, new.workq or 0), timeout=10, backoff=None) as client:
         states = [client.inspect_job(job_id)["state"] for job_id in ids]
     assert states == [b"1"] + [b"0"] * (len(ids) - 1)  # COMPLETED (1), the rest NEW (0)
-    jobs = qless_client(haproxy.redis).jobs
+    jobs = qless_client(qless_clients, haproxy.redis).jobs
     assert [jobs[jid].state for jid in jids] == ["complete"] + ["waiting"] * (len(jids) - 1)
