@@ -4,11 +4,10 @@ so the engine as encoded then is the log up to that batch; and the trim point.""
 from __future__ import annotations
 
 import asyncio
-import base64
-from typing import Any
 
 from beanpod.core.engine import Engine
-from beanpod.durability.cluster.journal import EtcdJournal, Fence
+from beanpod.durability.cluster.fence import Appended, Fence
+from beanpod.durability.cluster.journal import EtcdJournal
 from beanpod.durability.cluster.trim import trim_point
 from beanpod.storage.framing import iter_frames
 
@@ -20,19 +19,18 @@ class GatedEtcd:
         self.gate = asyncio.Event()
         self.batches: list[list[bytes]] = []
 
-    def look_for_raft_leader(self) -> None:
-        pass
-
-    async def txn(self, compare: Any, success: Any, failure: Any = None) -> tuple[bool, Any]:
+    async def append(self, fence: Fence, key: bytes, batch: bytes) -> Appended:
         await self.gate.wait()
-        value = base64.b64decode(success[0]["request_put"]["value"])
-        self.batches.append([payload for _, payload in iter_frames(value, 0)])
-        return True, {}
+        self.batches.append([payload for _, payload in iter_frames(batch, 0)])
+        return Appended(True)
+
+    async def close(self) -> None:
+        pass
 
 
 async def batches_around_a_boundary() -> tuple[int, list[int]]:
     engine, etcd = Engine(), GatedEtcd()
-    journal = EtcdJournal(engine, etcd, b"/p/", Fence(b"/p/leader", 1), 0, {},  # type: ignore[arg-type]
+    journal = EtcdJournal(engine, etcd, b"/p/", Fence(b"/p/leader", 1), 0, {},
                           lambda why: None)  # fmt: skip
     engine.journal = journal
     tube = engine.tube("default")

@@ -5,11 +5,10 @@ the turn when nothing is in flight and after the commit otherwise."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
 
 from beanpod.core.engine import Engine
-from beanpod.durability.cluster.etcd import Etcd
-from beanpod.durability.cluster.journal import EtcdJournal, Fence
+from beanpod.durability.cluster.fence import Appended, Fence
+from beanpod.durability.cluster.journal import EtcdJournal
 
 
 class Transport:
@@ -28,25 +27,25 @@ class Session:
 
 
 class Etcd1:
-    """An etcd whose one transaction commits when the test says so."""
+    """Appends that commit when the test says so."""
 
     def __init__(self) -> None:
         self.go = asyncio.Event()
         self.txns = 0
 
-    def look_for_raft_leader(self) -> None:
-        pass
-
-    async def txn(self, *args: Any) -> tuple[bool, dict[str, Any]]:
+    async def append(self, fence: Fence, key: bytes, batch: bytes) -> Appended:
         await self.go.wait()
         self.txns += 1
-        return True, {}
+        return Appended(True)
+
+    async def close(self) -> None:
+        pass
 
 
 def test_appended_is_a_count_and_replies_wait_for_the_records_in_flight() -> None:
     async def run() -> None:
         engine, etcd, lost = Engine(), Etcd1(), []
-        journal = EtcdJournal(engine, cast(Etcd, etcd), b"/p/", Fence(b"/p/leader", 1), 1, {},
+        journal = EtcdJournal(engine, etcd, b"/p/", Fence(b"/p/leader", 1), 1, {},
                               lost.append)  # fmt: skip
         assert journal.holds_every_reply()
         session = Session()
@@ -75,7 +74,7 @@ def test_a_woken_reply_waits_for_the_put_recorded_after_it() -> None:
 
     async def run() -> None:
         engine, etcd = Engine(), Etcd1()
-        journal = EtcdJournal(engine, cast(Etcd, etcd), b"/p/", Fence(b"/p/leader", 1), 1, {},
+        journal = EtcdJournal(engine, etcd, b"/p/", Fence(b"/p/leader", 1), 1, {},
                               lambda why: None)  # fmt: skip
         worker = Session()
         journal.hold(worker, b"RESERVED 1 1\r\nx\r\n")  # the woken reserve's reply...

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, cast
 
 from beanpod.core.engine import Engine
 from beanpod.durability.cluster import gathering
-from beanpod.durability.cluster.etcd import Etcd
+from beanpod.durability.cluster.fence import Appended, Fence
 from beanpod.durability.cluster.gathering import Gathering
-from beanpod.durability.cluster.journal import EtcdJournal, Fence
+from beanpod.durability.cluster.journal import EtcdJournal
 from tests.unit.durability.test_etcd_journal import Session
 
 
@@ -41,19 +40,19 @@ def test_wait_returns_at_once_when_enough_are_held_and_at_linger_otherwise() -> 
     assert asyncio.run(run()) >= gathering.LINGER * 0.9
 
 
-class CountingEtcd:
-    """Commits each append after `delay`; keeps how many replies each batch released."""
+class CountingAppends:
+    """Commits each append after half a millisecond; counts them."""
 
     def __init__(self) -> None:
         self.txns = 0
 
-    def look_for_raft_leader(self) -> None:
-        pass
-
-    async def txn(self, *args: Any) -> tuple[bool, dict[str, Any]]:
+    async def append(self, fence: Fence, key: bytes, batch: bytes) -> Appended:
         await asyncio.sleep(0.0005)
         self.txns += 1
-        return True, {}
+        return Appended(True)
+
+    async def close(self) -> None:
+        pass
 
 
 def test_clients_answered_together_stay_in_one_batch() -> None:
@@ -61,8 +60,8 @@ def test_clients_answered_together_stay_in_one_batch() -> None:
     round trip, some later than others): every batch after the first takes all eight."""
 
     async def run() -> tuple[int, int]:
-        engine, etcd = Engine(), CountingEtcd()
-        journal = EtcdJournal(engine, cast(Etcd, etcd), b"/p/", Fence(b"/p/leader", 1), 1, {},
+        engine, etcd = Engine(), CountingAppends()
+        journal = EtcdJournal(engine, etcd, b"/p/", Fence(b"/p/leader", 1), 1, {},
                               lambda why: None)  # fmt: skip
         tube, loop = engine.tube("t"), asyncio.get_running_loop()
         answered: asyncio.Queue[Session] = asyncio.Queue()

@@ -64,7 +64,7 @@ def parse_endpoints(text: str) -> list[str]:
     return [f"http://{part.strip()}" for part in text.split(",") if part.strip()]
 
 
-def _refusal(url: str, error: str) -> EtcdError:
+def refusal(url: str, error: str) -> EtcdError:
     """etcd's error answer: EtcdUnknown while its leadership moves (a retry is safe: an
     append's `version == 0` compare applies it once), EtcdError otherwise."""
     passing = any(words in error for words in PASSING)
@@ -115,7 +115,7 @@ class Etcd:
                 continue
             self.current = index
             if isinstance(answer, dict) and "error" in answer:
-                raise _refusal(url, str(answer.get("error")))
+                raise refusal(url, str(answer.get("error")))
             return answer
         raise EtcdError("; ".join(failures) or "no etcd member answered")
 

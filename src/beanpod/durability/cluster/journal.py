@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from beanpod.core.engine import Engine
 from beanpod.core.job import Job
 from beanpod.core.tube import MAX_TUBE_NAME, Tube
-from beanpod.durability.cluster.etcd import Etcd, EtcdError, EtcdUnknown, b64
+from beanpod.durability.cluster.appends import Appends
+from beanpod.durability.cluster.etcd import EtcdError, EtcdUnknown
+from beanpod.durability.cluster.fence import Fence
 from beanpod.durability.cluster.gathering import Gathering
 from beanpod.durability.commit import Held, release
 from beanpod.durability.log import Holder, LogMetrics
@@ -45,45 +46,14 @@ def log_key(prefix: bytes, seq: int) -> bytes:
     return prefix + b"log/%016d" % seq
 
 
-class Fence:
-    """What an append compares: this node's leader key still has the create revision
-    it got when this node won (a new leader's key has another)."""
-
-    def __init__(self, leader_key: bytes, revision: int) -> None:
-        self.leader_key = leader_key
-        self.revision = revision
-
-    def leads(self) -> dict[str, Any]:
-        """The compare: this node's leader key is still the one it created."""
-        return {"key": b64(self.leader_key), "target": "CREATE", "create_revision": self.revision}
-
-    def compare(self, key: bytes) -> list[dict[str, Any]]:
-        return [self.leads(), {"key": b64(key), "target": "VERSION", "version": 0}]
-
-    def reads(self, key: bytes) -> list[dict[str, Any]]:
-        """A failed append reads the leader key and the log key (see `wrote`)."""
-        return [
-            {"request_range": {"key": b64(self.leader_key)}},
-            {"request_range": {"key": b64(key), "keys_only": True}},
-        ]
-
-    def wrote(self, answer: dict[str, Any]) -> bool:
-        """After an earlier try of the same append had an unknown outcome, a failed retry
-        means that try committed iff this node still leads and the log key exists: while
-        the leader key is ours nobody else writes past the log we read at takeover."""
-        found = [r.get("response_range", {}).get("kvs", []) for r in answer["responses"]]
-        leader, entry = found if len(found) == 2 else ([], [])
-        ours = bool(leader) and int(leader[0].get("create_revision", 0)) == self.revision
-        return ours and bool(entry)
-
-
 class EtcdJournal:
     """The engine's Journal and the sessions' Commits on a cluster's leader."""
 
-    def __init__(self, engine: Engine, etcd: Etcd, prefix: bytes, fence: Fence, next_seq: int,
-                 states: dict[str, bytes], lost: Callable[[str], None]) -> None:  # fmt: skip
+    def __init__(self, engine: Engine, appends: Appends, prefix: bytes, fence: Fence,
+                 next_seq: int, states: dict[str, bytes],
+                 lost: Callable[[str], None]) -> None:  # fmt: skip
         self.engine = engine
-        self.etcd = etcd
+        self.appends = appends
         self.prefix = prefix
         self.fence = fence
         self.next_seq = next_seq
@@ -223,21 +193,18 @@ class EtcdJournal:
         lets it apply once, so a failed retry tells whether the first try committed."""
         seq, batch = self.next_seq, b"".join(records)
         key = log_key(self.prefix, seq)
-        put = [{"request_put": {"key": b64(key), "value": b64(batch)}}]
-        compare, reads = self.fence.compare(key), self.fence.reads(key)
         why = ""
-        self.etcd.look_for_raft_leader()
         for attempt in range(APPEND_TRIES):
             if attempt:
                 await asyncio.sleep(RETRY_PAUSE * attempt)
             try:
-                ok, answer = await self.etcd.txn(compare, put, reads)
+                appended = await self.appends.append(self.fence, key, batch)
             except EtcdUnknown as exc:
                 why = f"append of log/{seq} unknown: {exc}"
                 continue
             except EtcdError as exc:
                 return self._fail(f"append of log/{seq} failed: {exc}")
-            if not (ok or (attempt and self.fence.wrote(answer))):
+            if not (appended.committed or (attempt and self.fence.wrote(appended))):
                 return self._fail(f"append of log/{seq} fenced out: another leader")
             self.next_seq += 1
             self.records_written += len(records)

@@ -15,7 +15,8 @@ import logging
 import time
 
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, b64
-from beanpod.durability.cluster.journal import Fence, log_key
+from beanpod.durability.cluster.fence import Fence
+from beanpod.durability.cluster.journal import log_key
 from beanpod.durability.cluster.peers import first_kept, published, trim_key
 
 log = logging.getLogger("beanpod.cluster")
