@@ -7,6 +7,7 @@ the JSON gateway the rest of the cluster code uses."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Protocol
 
 from beanpod.durability.cluster.etcd import Etcd, b64
@@ -54,6 +55,10 @@ def _read_back(answer: dict[str, Any]) -> Appended:
 def appends_for(etcd: Etcd) -> Appends:
     """gRPC when its client is installed (about 0.25 ms and a third of the leading
     member's CPU less per transaction: docs/cluster.md, "The etcd client")."""
+    # The node forks its checkpoint writer, which never calls gRPC and leaves by
+    # os._exit: gRPC's fork handlers (read at its import) would only log at every fork
+    # that they were skipped
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     try:
         from beanpod.durability.cluster.grpc_appends import GrpcAppends
     except ImportError as exc:
