@@ -10,6 +10,7 @@ from typing import Any, cast
 from beanpod.core.engine import Engine
 from beanpod.durability.cluster.etcd import Etcd
 from beanpod.durability.cluster.journal import EtcdJournal, Fence
+from tests.support.holder import FakeHolder
 
 
 class Transport:
@@ -20,10 +21,9 @@ class Transport:
         self.data.append(data)
 
 
-class Session:
+class Session(FakeHolder):
     def __init__(self) -> None:
-        self.held = 0
-        self.closed = False
+        super().__init__()
         self.transport = Transport()
 
 
