@@ -18,6 +18,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from functools import partial
+from typing import cast
 
 from beanpod.durability.log import Holder
 from beanpod.storage.syncer import SyncThread
@@ -214,15 +215,10 @@ class GroupCommit:
 
 
 def release(batch: list[Held]) -> None:
-    for session, data, close in batch:
-        if isinstance(session, asyncio.Future):  # settled(): nothing to write
-            if not session.done():  # (its waiter may have been cancelled)
-                session.set_result(None)
+    for holder, data, close in batch:
+        # A session's entry has a reply or a close: the type test only for the others.
+        if not data and not close and isinstance(holder, asyncio.Future):  # settled()
+            if not holder.done():  # (its waiter may have been cancelled)
+                holder.set_result(None)
             continue
-        session.held -= 1
-        transport = session.transport
-        if transport is None or session.closed:
-            continue
-        transport.write(data)
-        if close:
-            transport.close()
+        cast("Holder", holder).released(data, close)

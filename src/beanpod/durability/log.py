@@ -23,6 +23,12 @@ class Holder(Protocol):
     closed: bool
     transport: asyncio.Transport | None
 
+    def released(self, data: bytes, close: bool) -> None:
+        """A held reply may go out: count it off `held`, then write `data` (and close,
+        if asked) unless the connection is gone. (One call: compiled, the session's
+        attributes read through this Protocol would each be a generic lookup.)"""
+        ...
+
 
 class Commits(Protocol):
     """A connection's view of the log: did my batch append records, and hold my replies

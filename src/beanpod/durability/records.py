@@ -41,7 +41,15 @@ TYPE_NAMES = {
 }  # fmt: skip
 
 _PUT: Final = struct.Struct("<BQqqqqqB5IHHI")
-_pack_put: Final = _PUT.pack  # bound once: a call, no method lookup per put
+# An ordinary put (no counters, no extension) packs the same bytes in two parts: its
+# fields up to `state`, then a tail that depends only on the tube's name (zero counters,
+# ext_kind 0, the name's length, ext_len 0, the name), made once per name. Packing 8
+# fields instead of 16 is about half of the put's encoding.
+_PUT_FRONT: Final = struct.Struct("<BQqqqqqB")
+_pack_front: Final = _PUT_FRONT.pack  # bound once: a call, no method lookup per put
+_PLAIN_TAIL: Final = struct.Struct("<20xHHI")
+_tails: Final[dict[bytes, bytes]] = {}  # tube name -> its plain tail
+MAX_TAILS: Final = 1024  # tails kept (tubes come and go: the cache starts over past it)
 _UPDATE = struct.Struct("<BQqqqqB5IHI")
 _DELETE: Final = struct.Struct("<BQ")
 pack_delete: Final = _DELETE.pack  # pack_delete(DELETE, job_id): the journal's hot path
@@ -132,16 +140,26 @@ def encode_put_head(job: Job) -> bytes:
     appends the body, so it is copied once, into the framed record."""
     name = job.tube.name_bytes
     if job.ext is None and not job.counters:  # the common put: nothing to unpack
-        return _pack_put(
-            PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state,
-            0, 0, 0, 0, 0, 0, len(name), 0,
-        ) + name  # fmt: skip
+        tail = _tails.get(name)
+        if tail is None:
+            tail = plain_tail(name)
+        return _pack_front(
+            PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state
+        ) + tail  # fmt: skip
     kind, ext = _ext(job)
     head = _PUT.pack(
         PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state,
         *_counts(job), kind, len(name), len(ext),
     )  # fmt: skip
     return head + name + ext
+
+
+def plain_tail(name: bytes) -> bytes:
+    """What follows `state` in a put of tube `name` without counters or extension."""
+    if len(_tails) >= MAX_TAILS:
+        _tails.clear()
+    tail = _tails[name] = _PLAIN_TAIL.pack(0, len(name), 0) + name
+    return tail
 
 
 def encode_put(job: Job) -> bytes:

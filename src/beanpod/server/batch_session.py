@@ -81,6 +81,16 @@ class BatchSession(asyncio.Protocol):
         commits.hold(self, b"", True)
         return True
 
+    def released(self, data: bytes, close: bool) -> None:
+        """A reply held for the log may go out (durability/log.py, Holder)."""
+        self.held -= 1
+        transport = self.transport
+        if transport is None or self.closed:
+            return
+        transport.write(data)
+        if close:
+            transport.close()
+
     def _send_early(self) -> None:
         if self.early is not None and self.transport is not None and not self.closed:
             self.transport.write(self.early)

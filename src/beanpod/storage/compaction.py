@@ -91,7 +91,11 @@ class Ledger:
         if self.pending and segment in self.pending:
             self._group(segment)
         items = self.by_segment.get(segment)
-        if items is not None and (size := items.pop(item, None)) is not None:
+        if items is None:
+            return
+        size = items.get(item)  # get and del: compiled, native (pop is a generic call)
+        if size is not None:
+            del items[item]
             self.live_bytes -= size
             if not items:
                 del self.by_segment[segment]

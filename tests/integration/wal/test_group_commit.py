@@ -10,6 +10,7 @@ from beanpod.core.engine import Engine
 from beanpod.core.job import MoveCheck
 from beanpod.durability.wal import Durability, WalSettings
 from tests.support.faultio import FaultIO
+from tests.support.holder import FakeHolder
 
 
 class Transport:
@@ -24,10 +25,9 @@ class Transport:
         pass
 
 
-class Session:
+class Session(FakeHolder):
     def __init__(self, io: FaultIO) -> None:
-        self.held = 0
-        self.closed = False
+        super().__init__()
         self.transport = Transport(io)
 
 

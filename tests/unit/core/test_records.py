@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import struct
 from typing import ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from beanpod.core.engine import Engine
-from beanpod.core.job import MoveCheck
+from beanpod.core.job import Job, MoveCheck
+from beanpod.durability import records
 from beanpod.durability.records import (
+    PUT,
     DeleteRecord,
     NextIdRecord,
     PauseRecord,
@@ -19,6 +24,7 @@ from beanpod.durability.records import (
     encode_next_id,
     encode_pause,
     encode_put,
+    encode_put_head,
     encode_state,
     encode_update,
 )
@@ -71,3 +77,54 @@ def test_small_records() -> None:
 def test_garbage_is_a_record_error(payload: bytes) -> None:
     with pytest.raises(RecordError):
         decode(payload)
+
+
+# A put's head as one pack of all its fields: the layout before the encoder split it
+# (docs/wal.md); WAL files written by earlier builds hold exactly these bytes.
+FULL_PUT = struct.Struct("<BQqqqqqB5IHHI")
+
+
+def full_head(job: Job) -> bytes:
+    name = job.tube.name_bytes
+    return FULL_PUT.pack(
+        PUT, job.id, job.pri, job.delay, job.ttr, job.created, job.deadline, job.state,
+        0, 0, 0, 0, 0, 0, len(name), 0,
+    ) + name  # fmt: skip
+
+
+names = st.text("abcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()", min_size=1, max_size=200)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=names,
+    pri=st.integers(0, 2**32 - 1),
+    delay=st.integers(0, 2**32 - 1),
+    ttr=st.integers(1, 2**32 - 1),
+    now=st.integers(0, 2**50),
+    body=st.binary(max_size=300),
+    kicks=st.integers(0, 3),
+)
+def test_a_put_head_is_the_full_pack_of_its_fields(
+    name: str, pri: int, delay: int, ttr: int, now: int, body: bytes, kicks: int
+) -> None:
+    engine = Engine(MoveCheck())
+    job = engine.put(None, engine.tube(name), pri, delay * 1000, ttr * 1000, body, now)
+    job.kicks = kicks  # counters take the encoder's other path
+    head = encode_put_head(job)
+    if not kicks:
+        assert head == full_head(job)
+    put = decode(head + body)
+    assert isinstance(put, PutRecord)
+    assert (put.id, put.tube, put.pri, put.delay, put.ttr, put.created, put.deadline,
+            put.state, put.counters, put.ext_kind, put.ext, put.body) == (
+        job.id, name, pri, delay * 1000, ttr * 1000, now, job.deadline, job.state,
+        (0, 0, 0, 0, kicks), 0, b"", body)  # fmt: skip
+
+
+def test_the_tails_kept_per_tube_are_bounded_and_start_over() -> None:
+    engine = Engine(MoveCheck())
+    for i in range(records.MAX_TAILS * 2 + 5):
+        job = engine.put(None, engine.tube(f"t{i}"), 1, 0, 1000, b"x", T0)
+        assert encode_put_head(job) == full_head(job)
+        assert len(records._tails) <= records.MAX_TAILS

@@ -9,6 +9,7 @@ import asyncio
 from beanpod.core.engine import Engine
 from beanpod.durability.cluster.fence import Appended, Fence
 from beanpod.durability.cluster.journal import EtcdJournal
+from tests.support.holder import FakeHolder
 
 
 class Transport:
@@ -19,10 +20,9 @@ class Transport:
         self.data.append(data)
 
 
-class Session:
+class Session(FakeHolder):
     def __init__(self) -> None:
-        self.held = 0
-        self.closed = False
+        super().__init__()
         self.transport = Transport()
 
 
