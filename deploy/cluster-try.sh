@@ -2,7 +2,8 @@
 # Try a three-node beanpod cluster on one machine (docs/cluster.md): 3 etcd members,
 # 3 beanpod nodes and HAProxy, all on loopback addresses; Ctrl-C stops them all.
 #
-#   deploy/cluster-try.sh [WORKDIR]      (Debian: apt-get install etcd-server haproxy)
+#   deploy/cluster-try.sh [WORKDIR]      (Debian: apt-get install etcd-server etcd-client
+#                                         haproxy; pip install 'beanpod[cluster,redis]')
 #
 #   etcd members   127.0.0.11-13:2379 (peers :2380)
 #   beanpod nodes  127.0.0.11-13:11300 (beanstalkd), :9922 (Workq), :6379 (Redis/qless),
@@ -12,6 +13,12 @@
 #                  move them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in etcd etcdctl haproxy python3; do
+  command -v "$tool" >/dev/null || { echo "cluster-try: $tool is not on PATH (Debian: apt-get install etcd-server etcd-client haproxy)" >&2; exit 1; }
+done
+# every node opens the Redis door (hiredis: beanpod[redis]) and talks to etcd (beanpod[cluster])
+python3 -c 'import beanpod, aiohttp, hiredis' 2>/dev/null || {
+  echo "cluster-try: python3 cannot import beanpod with its extras: pip install 'beanpod[cluster,redis]'" >&2; exit 1; }
 work=${1:-$(mktemp -d /tmp/beanpod-cluster.XXXXXX)}
 mkdir -p "$work"
 pids=()
