@@ -35,10 +35,9 @@ class TestQless(unittest.TestCase):
         self.client = qless.Client(URL)
         self.worker = qless.Client(URL)
         self.worker.worker_name = "worker"
+        self.made = [self.client, self.worker]  # (some tests put a Worker in self.worker)
 
     def tearDown(self) -> None:
         self.redis.flushdb()
-        for client in (self.client, self.worker):  # their sockets, now (tests/qless_clients.py)
-            pool = getattr(getattr(client, "redis", None), "connection_pool", None)
-            if pool is not None:  # (some tests put a worker in self.worker)
-                pool.disconnect()
+        for client in self.made:  # their sockets, now (tests/qless_clients.py says why)
+            client.redis.connection_pool.disconnect()

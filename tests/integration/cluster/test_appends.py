@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
 from bench.etcd_members import EtcdMembers
 
-from beanpod.durability.cluster.appends import Appends, GatewayAppends
+from beanpod.durability.cluster.appends import Appends, GatewayAppends, appends_for
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, EtcdUnknown, b64
 from beanpod.durability.cluster.fence import Fence
 from beanpod.durability.cluster.grpc_appends import GrpcAppends
@@ -111,9 +110,7 @@ def test_through_grpc_a_batch_over_etcds_request_limit_is_refused(urls: list[str
     with_appends(urls, "grpc", use)
 
 
-def test_appends_go_through_grpc_when_its_client_is_installed(tmp_path: Path) -> None:
-    from beanpod.durability.cluster.appends import appends_for
-
+def test_appends_go_through_grpc_when_its_client_is_installed() -> None:
     async def run() -> str:
         etcd = Etcd(["http://127.0.0.1:9"])
         appends = appends_for(etcd)

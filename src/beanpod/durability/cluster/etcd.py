@@ -108,8 +108,8 @@ class Etcd:
                 failures.append(f"{url}: {exc}")
                 continue
             except (aiohttp.ClientError, TimeoutError) as exc:
-                if not idempotent:  # (a retry starts with the next member)
-                    self.current = (index + 1) % len(self.endpoints)
+                if not idempotent:
+                    self.skip(index)
                     raise EtcdUnknown(f"{url}: {exc!r}") from exc
                 failures.append(f"{url}: {exc!r}")
                 continue
@@ -118,6 +118,11 @@ class Etcd:
                 raise refusal(url, str(answer.get("error")))
             return answer
         raise EtcdError("; ".join(failures) or "no etcd member answered")
+
+    def skip(self, index: int) -> None:
+        """A call to member `index` failed with its outcome unknown: a retry starts with
+        the next member."""
+        self.current = (index + 1) % len(self.endpoints)
 
     # ---- keys ----------------------------------------------------------------------------
 

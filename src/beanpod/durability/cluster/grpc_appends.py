@@ -61,7 +61,7 @@ class GrpcAppends:
                 failure=[ops.get(fence.leader_key), ops.get(key)],
             )
         except (TimeoutError, aetcd.ClientError) as exc:
-            self.etcd.current = (index + 1) % len(self.etcd.endpoints)  # a retry goes on
+            self.etcd.skip(index)
             raise failure(self.etcd.endpoints[index], exc) from exc
         return Appended(True) if ok else _read_back(responses)
 

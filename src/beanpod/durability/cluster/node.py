@@ -24,7 +24,7 @@ from typing import Any
 from beanpod.core.engine import Engine
 from beanpod.durability import snapshot as snapshot_payload
 from beanpod.durability.cluster import checkpoint, peers, tuning
-from beanpod.durability.cluster.appends import Appends, appends_for
+from beanpod.durability.cluster.appends import appends_for
 from beanpod.durability.cluster.etcd import Etcd, EtcdError, KeyValue, b64, prefix_end, unb64
 from beanpod.durability.cluster.fence import Fence
 from beanpod.durability.cluster.journal import EtcdJournal, log_key
@@ -91,7 +91,6 @@ class ClusterNode:
         # caches it, and a node woken from SIGSTOP must see the time now)
         self.valid_until = 0.0
         self.journal: EtcdJournal | None = None
-        self.appends: Appends | None = None  # the journal's transactions (when leading)
         self.leader: dict[str, str] | None = None  # the leader key's value, as last seen
         self.progress = ReplayProgress()  # (a follower folds as it goes: no replay to show)
         self.tasks: list[asyncio.Task[None]] = []
@@ -307,9 +306,14 @@ class ClusterNode:
         restored = self.restorer.finish(self.now())
         states = {key: state for key, (_, state) in restored.states.items()}
         fence = Fence(self.leader_key, revision)
-        self.appends = appends_for(self.etcd)
         self.journal = EtcdJournal(
-            self.engine, self.appends, self.prefix, fence, self.position + 1, states, self.lost
+            self.engine,
+            appends_for(self.etcd),
+            self.prefix,
+            fence,
+            self.position + 1,
+            states,
+            self.lost,
         )
         self.journal.progress = self.progress
         self.journal.committed = self._checkpoint_engine
@@ -344,8 +348,7 @@ class ClusterNode:
                 task.cancel()
         if self.journal is not None:
             await self.journal.aclose()
-        if self.appends is not None:
-            await self.appends.close()
+            await self.journal.appends.close()
         if self.keeper is not None:
             await self.keeper.close()
         with contextlib.suppress(EtcdError):
